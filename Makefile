@@ -1,0 +1,137 @@
+# safepin - build, test, demo, bench.
+#
+#   make            build/libsafepin.so, build/simhip/libamdhip64.so.5, test programs
+#   make test       install deps, build, run every suite (plain + ASan/UBSan/TSan)
+#   make demo       a legacy program on simhip, without and with safepin
+#   make bench      the benchmark table (build/bench.json)
+#
+# SAN=asan|ubsan|tsan builds a sanitizer variant into build/<san>/.
+
+SAN ?=
+ifeq ($(SAN),)
+B := build
+else
+B := build/$(SAN)
+endif
+
+CC  ?= gcc
+CXX ?= g++
+SANFLAGS_asan  := -fsanitize=address -fno-omit-frame-pointer
+SANFLAGS_ubsan := -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SANFLAGS_tsan  := -fsanitize=thread
+SANFLAGS := $(SANFLAGS_$(SAN))
+
+HIPDEFS  := -D__HIP_PLATFORM_AMD__ -I/usr/include
+WARN     := -Wall -Wextra -Werror
+CFLAGS   := -std=c11 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
+CXXFLAGS := -std=c++17 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
+LDFLAGS  := -pthread $(SANFLAGS)
+INC      := -Iinterpose -Iregistry -Ireaper -Isimhip
+
+# ---- libsafepin ---------------------------------------------------------
+CORE_SRC  := $(wildcard registry/*.c reaper/*.c) $(filter-out interpose/shims.c,$(wildcard interpose/*.c))
+CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
+SHIM_OBJ  := $(B)/obj/interpose/shims.o
+LIB       := $(B)/libsafepin.so
+CORE_A    := $(B)/libsafepin_core.a
+
+# ---- simhip ---------------------------------------------------------------
+SIM_SRC   := $(wildcard simhip/*.c)
+SIM_OBJ   := $(patsubst %.c,$(B)/obj/%.o,$(SIM_SRC))
+SIM_LIB   := $(B)/simhip/libamdhip64.so.5
+SIM_MAP   := simhip/libamdhip64.map
+
+# ---- test programs ------------------------------------------------------
+LEGACY_SRC := $(wildcard tests/legacy/*.c)
+LEGACY_BIN := $(patsubst tests/legacy/%.c,$(B)/tests/legacy/%,$(LEGACY_SRC))
+SANITY_SRC := $(wildcard tests/sanity/*.c)
+SANITY_BIN := $(patsubst tests/sanity/%.c,$(B)/tests/sanity/%,$(SANITY_SRC))
+UNIT_SRC   := $(wildcard tests/unit/*.cc)
+UNIT_BIN   := $(B)/tests/unit_tests
+SIMT_SRC   := $(wildcard tests/simhip/*.cc)
+SIMT_BIN   := $(B)/tests/simhip_tests
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+
+# Programs "built against Debian's ROCm": linked with the real libamdhip64.
+REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
+
+.PHONY: all deps test demo bench install clean san-builds
+all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
+
+deps:
+	@scripts/install-deps
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
+
+$(SHIM_OBJ): interpose/shims.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(CORE_A): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB): $(SHIM_OBJ) $(CORE_OBJ) interpose/libsafepin.map
+	$(CC) -shared -o $@ $(SHIM_OBJ) $(CORE_OBJ) -Wl,--version-script=interpose/libsafepin.map \
+	  -Wl,-z,nodelete $(LDFLAGS) -ldl
+
+$(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.5 \
+	  -Wl,--version-script=$(SIM_MAP) $(LDFLAGS) -ldl -lrt
+	ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
+
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h simhip/simhip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimhip -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
+
+$(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
+	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
+
+$(B)/bench/%: bench/%.c simhip/simhip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O2 -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
+
+san-builds: deps
+	$(MAKE) SAN=asan all
+	$(MAKE) SAN=ubsan all
+	$(MAKE) SAN=tsan all
+
+test: deps
+	$(MAKE) all
+	$(MAKE) san-builds
+	@scripts/run-tests
+
+demo: deps
+	$(MAKE) all
+	@scripts/demo
+
+bench: deps
+	$(MAKE) all
+	@scripts/bench
+
+PREFIX ?= /usr/local
+install: $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libsafepin.so
+	install -m 0755 scripts/safepin $(DESTDIR)$(PREFIX)/bin/safepin
+	install -m 0644 scripts/safepin.1 $(DESTDIR)$(PREFIX)/share/man/man1/safepin.1
+
+clean:
+	rm -rf build
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,132 @@
+/*
+ * registry.h - the range registry: every host range safepin knows of.
+ *
+ * A pure data structure and its lock; it knows nothing of HIP. Ranges are
+ * kept in a uthash table by base address and in an ordered index (a balanced
+ * tree keyed by base) so that overlap queries are O(log n). Ranges in the
+ * registry never overlap one another (the hooks guarantee it: an overlapping
+ * register waits for, or is refused by, what is there).
+ *
+ * Locking: one mutex (sp_reg_lock/unlock) serializes every function below
+ * except sp_reg_maybe(), which takes no lock and is what the memory hooks
+ * call on every free/munmap. Functions marked "lock held" must be called with
+ * the lock held. Memory comes from sp_mem_alloc/sp_mem_free, which bypass the
+ * library's own free hook; running out of memory returns NULL/-1, never exits.
+ *
+ * Dependencies: libc only. Callers: reaper/, interpose/.
+ */
+#ifndef SAFEPIN_REGISTRY_H
+#define SAFEPIN_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sp_range_state {
+    SP_RANGE_LIVE = 0,      /* registered, in use by the program */
+    SP_RANGE_RELEASING = 1, /* unregistered (or freed) by the program; the
+                               real unregister has not completed yet */
+} sp_range_state;
+
+/* Node of the ordered index; internal to registry.c. */
+typedef struct sp_tree_node {
+    struct sp_tree_node *left, *right, *parent;
+    int height;
+} sp_tree_node;
+
+typedef struct sp_range {
+    uintptr_t base;          /* key */
+    size_t size;
+    unsigned flags;          /* hipHostRegister flags */
+    int device;              /* device current at registration */
+    int nest;                /* live: how many registrations share it (>= 1) */
+    sp_range_state state;
+    uint64_t id;             /* unique, increasing */
+    /* Set by the hooks/reaper; the registry only stores them. */
+    unsigned freed : 1;      /* freed/unmapped/remapped since unregister: no revive */
+    unsigned unregistering : 1; /* the real unregister has started */
+    unsigned leak_reported : 1;
+    void *release;           /* reaper's release record while RELEASING */
+    void *reg_site;          /* diagnostics: where registered (opaque) */
+    void *unreg_site;        /* diagnostics: where unregistered/freed (opaque) */
+    uint64_t t_unregister_ns;/* when the program unregistered it */
+    UT_hash_handle hh;
+    sp_tree_node node;
+} sp_range;
+
+/* Allocation that bypasses safepin's own free hook (glibc's __libc_*). */
+void *sp_mem_alloc(size_t n);
+void *sp_mem_calloc(size_t n, size_t sz);
+void sp_mem_free(void *p);
+
+/* The lock and its condition variable (broadcast whenever a range changes
+ * state, is removed, or an op ends). */
+void sp_reg_lock(void);
+void sp_reg_unlock(void);
+void sp_reg_wait(void);                       /* lock held; waits on the condvar */
+int sp_reg_timedwait_ns(uint64_t abs_monotonic_ns); /* lock held; 0 or ETIMEDOUT */
+void sp_reg_broadcast(void);                  /* lock held or not */
+
+/* Lock-free filter for the memory hooks: 0 means no range can overlap
+ * [addr, addr+len) (one predictable branch when the registry is empty);
+ * 1 means "maybe": take the lock and look. Never a false 0. */
+int sp_reg_maybe(uintptr_t addr, size_t len);
+
+/* Number of ranges (live + releasing). Lock held, or racy read. */
+size_t sp_reg_count(void);
+
+/* Insert a new LIVE range with nest = 1 and a fresh id. Lock held. Returns
+ * NULL if out of memory or if it would overlap an existing range. */
+sp_range *sp_reg_insert(uintptr_t base, size_t size, unsigned flags, int device);
+
+/* Remove and free a range. Lock held. */
+void sp_reg_remove(sp_range *r);
+
+/* Exact lookup by base. Lock held. */
+sp_range *sp_reg_find(uintptr_t base);
+
+/* The range with the lowest base that overlaps [addr, addr+len), or NULL.
+ * len 0 is treated as 1. Lock held. O(log n). */
+sp_range *sp_reg_find_overlap(uintptr_t addr, size_t len);
+
+/* The range containing addr (base <= addr < base+size), or NULL. Lock held. */
+sp_range *sp_reg_find_containing(uintptr_t addr);
+
+/* The next range in address order after r, or NULL. Lock held. */
+sp_range *sp_reg_next(sp_range *r);
+
+/* Call fn(r, arg) for every range overlapping [addr, addr+len), in address
+ * order; stops early if fn returns nonzero (and returns that value). fn must
+ * not insert or remove ranges. Lock held. */
+int sp_reg_for_overlaps(uintptr_t addr, size_t len,
+                        int (*fn)(sp_range *r, void *arg), void *arg);
+
+/* Call fn for every range (any order); same rules. Lock held. */
+int sp_reg_for_each(int (*fn)(sp_range *r, void *arg), void *arg);
+
+/* G5 serialization of real runtime calls on overlapping byte ranges.
+ * sp_reg_op_begin waits (on the condvar) until no op in flight overlaps
+ * [addr, addr+len), then records this one and returns a token (> 0), or 0 if
+ * out of memory (the caller then proceeds unserialized, never fails). Lock
+ * held on entry and exit; released while waiting. sp_reg_op_end removes the
+ * op and broadcasts. Lock held. */
+uint64_t sp_reg_op_begin(uintptr_t addr, size_t len);
+void sp_reg_op_end(uint64_t token);
+
+/* Forget everything without freeing the runtime's state: used in a forked
+ * child (re-initializes the lock too) and by tests. */
+void sp_reg_reset(void);
+
+/* fork: take/release the lock around fork (pthread_atfork order). */
+void sp_reg_fork_prepare(void);
+void sp_reg_fork_parent(void);
+void sp_reg_fork_child(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SAFEPIN_REGISTRY_H */
