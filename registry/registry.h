@@ -50,7 +50,11 @@ typedef struct sp_range {
     unsigned freed : 1;      /* freed/unmapped/remapped since unregister: no revive */
     unsigned unregistering : 1; /* the real unregister has started */
     unsigned leak_reported : 1;
-    void *release;           /* reaper's release record while RELEASING */
+    unsigned registering : 1;   /* the real register is in progress */
+    unsigned queued : 1;        /* on the reaper's queue */
+    unsigned in_batch : 1;      /* taken by the reaper, markers being waited on */
+    uint64_t rel_seq;        /* submission sequence of its current release */
+    void *release;           /* reaper: next range in its queue */
     void *reg_site;          /* diagnostics: where registered (opaque) */
     void *unreg_site;        /* diagnostics: where unregistered/freed (opaque) */
     uint64_t t_unregister_ns;/* when the program unregistered it */
@@ -62,6 +66,12 @@ typedef struct sp_range {
 void *sp_mem_alloc(size_t n);
 void *sp_mem_calloc(size_t n, size_t sz);
 void sp_mem_free(void *p);
+
+/* Testing only (an addition to the original contract): while fn is set, an
+ * allocation of n bytes through sp_mem_alloc/sp_mem_calloc fails when fn(n)
+ * returns nonzero. NULL turns it off. Lets unit tests reach OOM paths. */
+typedef int (*sp_mem_fail_fn)(size_t n);
+void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
 
 /* The lock and its condition variable (broadcast whenever a range changes
  * state, is removed, or an op ends). */
@@ -76,8 +86,12 @@ void sp_reg_broadcast(void);                  /* lock held or not */
  * 1 means "maybe": take the lock and look. Never a false 0. */
 int sp_reg_maybe(uintptr_t addr, size_t len);
 
-/* Number of ranges (live + releasing). Lock held, or racy read. */
+/* Number of ranges (live + releasing). Lock held. */
 size_t sp_reg_count(void);
+
+/* Lock-free: 1 when the registry holds no range at all (a relaxed atomic
+ * load; the memory hooks' single predictable branch). */
+int sp_reg_empty(void);
 
 /* Insert a new LIVE range with nest = 1 and a fresh id. Lock held. Returns
  * NULL if out of memory or if it would overlap an existing range. */

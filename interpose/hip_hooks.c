@@ -1,0 +1,431 @@
+/*
+ * hip_hooks.c - the logic of the HIP hooks: register, unregister, hipFree,
+ * attribute queries, streams, capture and host functions.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* ---- register ------------------------------------------------------------ */
+
+hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipHostRegister))
+        return hipErrorNotInitialized;
+    if (!p || size == 0) {
+        sp_diag(SP_INVALID_ARGUMENT, NULL, "hipHostRegister(%p, %zu, 0x%x): %s", p, size, flags,
+                p ? "size 0" : "NULL pointer");
+        return hipErrorInvalidValue;
+    }
+    uintptr_t base = (uintptr_t)p;
+    int dev = 0;
+    if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
+        dev = 0;
+    sp_site *site = sp_site_capture();
+
+    sp_reg_lock();
+    for (;;) {
+        sp_range *r = sp_reg_find_overlap(base, size);
+        if (!r)
+            break;
+        if (r->registering) {
+            sp_reg_wait();
+            continue;
+        }
+        if (r->state == SP_RANGE_LIVE) {
+            if (r->base == base && r->size == size && r->flags == flags) {
+                r->nest++;
+                SP_COUNT(nested);
+                sp_history_add(SP_EV_NEST, base, size, site);
+                sp_diag(SP_NESTED_REGISTER, r, "hipHostRegister(%p, %zu, 0x%x): nested (count %d)",
+                        p, size, flags, r->nest);
+                sp_reg_unlock();
+                sp_site_free(site);
+                return hipSuccess;
+            }
+            SP_COUNT(overlapping_refused);
+            sp_history_add(SP_EV_REFUSED, base, size, site);
+            sp_diag(SP_OVERLAPPING_REGISTER, r,
+                    "hipHostRegister(%p, %zu, 0x%x) overlaps the live registration 0x%lx (%zu bytes, "
+                    "flags 0x%x): hipErrorHostMemoryAlreadyRegistered",
+                    p, size, flags, (unsigned long)r->base, r->size, r->flags);
+            sp_reg_unlock();
+            sp_site_free(site);
+            return hipErrorHostMemoryAlreadyRegistered;
+        }
+        /* RELEASING: revive an identical one, otherwise wait for it. */
+        if (sp_opt.revive && r->base == base && r->size == size && r->flags == flags &&
+            sp_reaper_revive(r)) {
+            SP_COUNT(revived);
+            sp_site_free(r->reg_site);
+            sp_site_free(r->unreg_site);
+            r->reg_site = site;
+            r->unreg_site = NULL;
+            sp_history_add(SP_EV_REVIVE, base, size, site);
+            sp_reg_unlock();
+            return hipSuccess;
+        }
+        if (sp_tls_in_hostfn) {
+            /* Waiting here could wait for this very host function. */
+            sp_diag(SP_OVERLAPPING_REGISTER, r,
+                    "hipHostRegister(%p, %zu) from a host function overlaps 0x%lx, whose release "
+                    "is pending: hipErrorHostMemoryAlreadyRegistered",
+                    p, size, (unsigned long)r->base);
+            sp_reg_unlock();
+            sp_site_free(site);
+            return hipErrorHostMemoryAlreadyRegistered;
+        }
+        SP_COUNT(waits_for_release);
+        sp_reaper_wait_range(r->base, r->id);
+    }
+    sp_range *r = sp_reg_insert(base, size, flags, dev);
+    if (!r) {
+        sp_reg_unlock();
+        sp_site_free(site);
+        sp_log(SP_LOG_ERROR, "runtime-error",
+               "out of memory in the registry: %p (%zu bytes) registered without safepin's guarantees",
+               p, size);
+        return sp_real.hipHostRegister(p, size, flags);
+    }
+    r->registering = 1;
+    r->reg_site = site;
+    sp_streams_note_device(dev);
+    uint64_t tok = sp_reg_op_begin(base, size);
+    sp_reg_unlock();
+
+    hipError_t e = sp_real.hipHostRegister(p, size, flags);
+
+    sp_reg_lock();
+    sp_reg_op_end(tok);
+    if (e != hipSuccess) {
+        sp_site_free(r->reg_site);
+        r->reg_site = NULL;
+        sp_reg_remove(r);
+    } else {
+        r->registering = 0;
+        SP_COUNT(registrations);
+        sp_history_add(SP_EV_REGISTER, base, size, site);
+    }
+    sp_reg_broadcast();
+    sp_reg_unlock();
+    return e;
+}
+
+/* ---- unregister ---------------------------------------------------------- */
+
+hipError_t sp_host_unregister(void *p)
+{
+    sp_init();
+    if (!p) {
+        sp_diag(SP_INVALID_ARGUMENT, NULL, "hipHostUnregister(NULL)");
+        return hipErrorInvalidValue;
+    }
+    uintptr_t base = (uintptr_t)p;
+    sp_site *site = sp_site_capture();
+
+    sp_reg_lock();
+    sp_range *r;
+    for (;;) {
+        r = sp_reg_find_containing(base);
+        if (r && r->registering) {
+            sp_reg_wait();
+            continue;
+        }
+        break;
+    }
+    if (!r) {
+        int dbl = sp_reaper_recently_released(base);
+        if (dbl)
+            sp_diag(SP_DOUBLE_UNREGISTER, NULL,
+                    "hipHostUnregister(%p): already unregistered (and released)", p);
+        else
+            sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "hipHostUnregister(%p): not a registered pointer", p);
+        sp_reg_unlock();
+        sp_site_free(site);
+        return hipErrorHostMemoryNotRegistered;
+    }
+    if (r->base != base) {
+        sp_diag(SP_UNREGISTER_INTERIOR, r,
+                "hipHostUnregister(%p): %zu bytes inside the range 0x%lx (%zu bytes); the range "
+                "stays %s",
+                p, (size_t)(base - r->base), (unsigned long)r->base, r->size,
+                r->state == SP_RANGE_LIVE ? "registered" : "pending release");
+        sp_reg_unlock();
+        sp_site_free(site);
+        return hipErrorHostMemoryNotRegistered;
+    }
+    if (r->state == SP_RANGE_RELEASING) {
+        sp_diag(SP_DOUBLE_UNREGISTER, r, "hipHostUnregister(%p): already unregistered", p);
+        sp_reg_unlock();
+        sp_site_free(site);
+        return hipErrorHostMemoryNotRegistered;
+    }
+    if (--r->nest > 0) {
+        sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
+        sp_reg_unlock();
+        sp_site_free(site);
+        return hipSuccess;
+    }
+    sp_site_free(r->unreg_site);
+    r->unreg_site = site;
+    r->t_unregister_ns = sp_now_ns();
+    sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
+    uint64_t id = r->id;
+    sp_reaper_release(r);
+    if (sp_opt.sync_unregister && !sp_tls_in_hostfn)
+        sp_reaper_wait_range(base, id);
+    sp_reg_unlock();
+    return hipSuccess;
+}
+
+/* ---- hipFree ------------------------------------------------------------- */
+
+hipError_t sp_hip_free(void *p)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipFree))
+        return hipErrorNotInitialized;
+    if (!p)
+        return sp_real.hipFree(p);
+    sp_reg_lock();
+    sp_range *r = sp_reg_find_containing((uintptr_t)p);
+    if (r) {
+        sp_diag(SP_HIPFREE_HOST_POINTER, r,
+                "hipFree(%p) of host memory inside the registered range 0x%lx (%zu bytes): "
+                "hipErrorInvalidValue, registration untouched",
+                p, (unsigned long)r->base, r->size);
+        sp_reg_unlock();
+        return hipErrorInvalidValue;
+    }
+    if (sp_tls_in_hostfn && sp_reaper_defer_call(SP_ACT_HIPFREE, p) == 0) {
+        /* hipFree synchronizes: from a host function it would deadlock. */
+        sp_reg_unlock();
+        return hipSuccess;
+    }
+    uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);
+    sp_reg_unlock();
+    hipError_t e = sp_real.hipFree(p);
+    sp_reg_lock();
+    sp_reg_op_end(tok);
+    sp_reg_unlock();
+    return e;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+/* Never registered by anyone: what the runtime says of unregistered memory. */
+static char probe_byte;
+
+hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipPointerGetAttributes))
+        return hipErrorNotInitialized;
+    if (!attr || !p)
+        return sp_real.hipPointerGetAttributes(attr, p);
+    sp_reg_lock();
+    sp_range *r;
+    for (;;) {
+        r = sp_reg_find_containing((uintptr_t)p);
+        if (r && r->registering) {
+            sp_reg_wait();
+            continue;
+        }
+        break;
+    }
+    if (r && r->state == SP_RANGE_RELEASING) {
+        sp_reg_unlock();
+        /* Unregistered for the program: answer as for memory never registered. */
+        hipError_t e = sp_real.hipPointerGetAttributes(attr, &probe_byte);
+        if (attr->hostPointer == (void *)&probe_byte)
+            attr->hostPointer = (void *)p;
+        if (attr->devicePointer == (void *)&probe_byte)
+            attr->devicePointer = NULL;
+        return e;
+    }
+    uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);
+    sp_reg_unlock();
+    hipError_t e = sp_real.hipPointerGetAttributes(attr, p);
+    sp_reg_lock();
+    sp_reg_op_end(tok);
+    sp_reg_unlock();
+    return e;
+}
+
+/* ---- streams and capture ------------------------------------------------- */
+
+static void track_stream(hipStream_t s, unsigned flags)
+{
+    int dev = 0;
+    if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
+        dev = 0;
+    sp_reg_lock();
+    sp_streams_add(s, flags, dev);
+    sp_reg_unlock();
+}
+
+hipError_t sp_stream_create(hipStream_t *s)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamCreate))
+        return hipErrorNotInitialized;
+    hipError_t e = sp_real.hipStreamCreate(s);
+    if (e == hipSuccess && s)
+        track_stream(*s, 0);
+    return e;
+}
+
+hipError_t sp_stream_create_with_flags(hipStream_t *s, unsigned int flags)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamCreateWithFlags))
+        return hipErrorNotInitialized;
+    hipError_t e = sp_real.hipStreamCreateWithFlags(s, flags);
+    if (e == hipSuccess && s)
+        track_stream(*s, flags);
+    return e;
+}
+
+hipError_t sp_stream_create_with_priority(hipStream_t *s, unsigned int flags, int priority)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamCreateWithPriority))
+        return hipErrorNotInitialized;
+    hipError_t e = sp_real.hipStreamCreateWithPriority(s, flags, priority);
+    if (e == hipSuccess && s)
+        track_stream(*s, flags);
+    return e;
+}
+
+hipError_t sp_stream_destroy(hipStream_t s)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamDestroy))
+        return hipErrorNotInitialized;
+    sp_reg_lock();
+    int tail = s ? sp_streams_remove(s) : 0;
+    sp_reg_unlock();
+    if (tail && !sp_tls_in_hostfn) {
+        /* Pending releases may need this stream's work: leave a marker. */
+        hipStreamCaptureMode old = sp_relaxed_enter();
+        hipEvent_t ev = NULL;
+        if (sp_real.hipEventCreateWithFlags(&ev, hipEventDisableTiming) == hipSuccess) {
+            if (sp_real.hipEventRecord(ev, s) == hipSuccess) {
+                sp_reg_lock();
+                sp_streams_orphan_marker(ev);
+                sp_reg_unlock();
+            } else {
+                sp_real.hipEventDestroy(ev);
+            }
+        }
+        sp_relaxed_leave(old);
+    }
+    return sp_real.hipStreamDestroy(s);
+}
+
+hipError_t sp_stream_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamBeginCapture))
+        return hipErrorNotSupported;
+    sp_reg_lock();
+    sp_streams_capture_begin(s);
+    sp_reg_unlock();
+    hipError_t e = sp_real.hipStreamBeginCapture(s, mode);
+    if (e != hipSuccess) {
+        sp_reg_lock();
+        sp_streams_capture_end(s);
+        sp_reg_unlock();
+    }
+    return e;
+}
+
+hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamEndCapture))
+        return hipErrorNotSupported;
+    hipError_t e = sp_real.hipStreamEndCapture(s, graph);
+    sp_reg_lock();
+    sp_streams_capture_end(s);
+    sp_reg_unlock();
+    return e;
+}
+
+/* ---- host functions -------------------------------------------------------- */
+
+typedef struct trampoline {
+    hipHostFn_t fn;
+    hipStreamCallback_t cb;
+    void *ud;
+    int persistent; /* captured: runs on every graph replay, never freed */
+} trampoline;
+
+static void run_host_fn(void *arg)
+{
+    trampoline *t = arg;
+    hipHostFn_t fn = t->fn;
+    void *ud = t->ud;
+    if (!t->persistent)
+        sp_mem_free(t);
+    sp_tls_in_hostfn++;
+    fn(ud);
+    sp_tls_in_hostfn--;
+}
+
+static void run_callback(hipStream_t s, hipError_t status, void *arg)
+{
+    trampoline *t = arg;
+    hipStreamCallback_t cb = t->cb;
+    void *ud = t->ud;
+    if (!t->persistent)
+        sp_mem_free(t);
+    sp_tls_in_hostfn++;
+    cb(s, status, ud);
+    sp_tls_in_hostfn--;
+}
+
+static trampoline *make_trampoline(hipStream_t s)
+{
+    trampoline *t = sp_mem_calloc(1, sizeof(*t));
+    if (t) {
+        sp_reg_lock();
+        t->persistent = sp_streams_is_capturing(s);
+        sp_reg_unlock();
+    }
+    return t;
+}
+
+hipError_t sp_launch_host_func(hipStream_t s, hipHostFn_t fn, void *ud)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipLaunchHostFunc))
+        return hipErrorNotSupported;
+    trampoline *t = fn ? make_trampoline(s) : NULL;
+    if (!t)
+        return sp_real.hipLaunchHostFunc(s, fn, ud);
+    t->fn = fn;
+    t->ud = ud;
+    hipError_t e = sp_real.hipLaunchHostFunc(s, run_host_fn, t);
+    if (e != hipSuccess)
+        sp_mem_free(t);
+    return e;
+}
+
+hipError_t sp_stream_add_callback(hipStream_t s, hipStreamCallback_t cb, void *ud,
+                                  unsigned int flags)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipStreamAddCallback))
+        return hipErrorNotInitialized;
+    trampoline *t = cb ? make_trampoline(s) : NULL;
+    if (!t)
+        return sp_real.hipStreamAddCallback(s, cb, ud, flags);
+    t->cb = cb;
+    t->ud = ud;
+    hipError_t e = sp_real.hipStreamAddCallback(s, run_callback, t, flags);
+    if (e != hipSuccess)
+        sp_mem_free(t);
+    return e;
+}

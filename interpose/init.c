@@ -1,0 +1,87 @@
+/*
+ * init.c - one-time initialization, fork handlers, the end of the run.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+__thread int sp_tls_in_hostfn;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int exit_done;
+
+int sp_in_host_function(void) { return sp_tls_in_hostfn > 0; }
+
+static void fork_prepare(void) { sp_reg_fork_prepare(); }
+static void fork_parent(void) { sp_reg_fork_parent(); }
+static void fork_child(void)
+{
+    sp_reg_fork_child();
+    sp_reaper_fork_child();
+}
+
+static void do_init(void)
+{
+    sp_options_parse(getenv("SAFEPIN_OPTIONS"));
+    sp_diag_init();
+    sp_resolve_backend();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    on_exit(sp_at_exit, NULL);
+    if (sp_opt.log_level >= SP_LOG_DEBUG) {
+        sp_log(SP_LOG_DEBUG, "debug", "safepin active in pid %d; effective options:", (int)getpid());
+        sp_options_print();
+    }
+}
+
+void sp_init(void) { pthread_once(&init_once, do_init); }
+
+hipStreamCaptureMode sp_relaxed_enter(void)
+{
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    if (sp_real.hipThreadExchangeStreamCaptureMode)
+        sp_real.hipThreadExchangeStreamCaptureMode(&mode);
+    return mode;
+}
+
+void sp_relaxed_leave(hipStreamCaptureMode old)
+{
+    if (sp_real.hipThreadExchangeStreamCaptureMode)
+        sp_real.hipThreadExchangeStreamCaptureMode(&old);
+}
+
+static int report_leak(sp_range *r, void *arg)
+{
+    (void)arg;
+    if (r->state == SP_RANGE_LIVE && !r->leak_reported) {
+        r->leak_reported = 1;
+        SP_COUNT(leaks);
+        sp_diag(SP_LEAK_AT_EXIT, r, "0x%lx (%zu bytes, flags 0x%x, nest %d) still registered at exit",
+                (unsigned long)r->base, r->size, r->flags, r->nest);
+    } else if (r->state == SP_RANGE_RELEASING) {
+        sp_diag(SP_RELEASE_TIMEOUT, r,
+                "release of 0x%lx (%zu bytes) not completed within drain_timeout_ms=%ld",
+                (unsigned long)r->base, r->size, sp_opt.drain_timeout_ms);
+    }
+    return 0;
+}
+
+void sp_at_exit(int status, void *arg)
+{
+    (void)arg;
+    if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
+        return;
+    sp_reaper_drain(sp_opt.drain_timeout_ms);
+    sp_reg_lock();
+    sp_reg_for_each(report_leak, NULL);
+    sp_reg_unlock();
+    sp_diag_finish(status);
+    if (sp_opt.strict && status == 0 && sp_violations() > 0) {
+        sp_log(SP_LOG_ERROR, "strict", "%llu violation(s): exit status %ld",
+               (unsigned long long)sp_violations(), sp_opt.exitcode);
+        fflush(NULL);
+        _exit((int)sp_opt.exitcode);
+    }
+}

@@ -1,0 +1,31 @@
+/*
+ * internal.h - shared by the files of interpose/ only.
+ */
+#ifndef SAFEPIN_INTERPOSE_INTERNAL_H
+#define SAFEPIN_INTERPOSE_INTERNAL_H
+
+#include "backend.h"
+#include "diag.h"
+#include "interpose.h"
+#include "options.h"
+#include "reaper.h"
+#include "registry.h"
+
+extern __thread int sp_tls_in_hostfn;
+
+/* A real HIP function, resolved again if the runtime arrived late (dlopen
+ * with RTLD_GLOBAL). NULL if there is still none. */
+#define SP_REAL_HIP(name) \
+    (sp_real.name ? sp_real.name : (sp_resolve_backend(), sp_real.name))
+
+/* Run a runtime call made for safepin itself in relaxed capture mode. */
+hipStreamCaptureMode sp_relaxed_enter(void);
+void sp_relaxed_leave(hipStreamCaptureMode old);
+
+int sp_reaper_recently_released(uintptr_t base);
+
+/* Report freed-while-registered for every LIVE range overlapping
+ * [addr, addr+len). what: "free", "munmap", ... Lock held. */
+void sp_report_freed_live(uintptr_t addr, size_t len, const char *what);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * interpose.h - the logic behind each exported shim.
+ *
+ * Three names per hook: the exported shim (hipHostUnregister, in shims.c),
+ * the real function (sp_real.hipHostUnregister, backend.h) and the logic
+ * (sp_host_unregister, here), which tests call directly without LD_PRELOAD.
+ * HIP hooks initialize the library (pthread_once); memory hooks never do:
+ * until something is registered they are one predictable branch.
+ */
+#ifndef SAFEPIN_INTERPOSE_H
+#define SAFEPIN_INTERPOSE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <hip/hip_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Idempotent: options, log, backend resolution, fork and exit handlers. */
+void sp_init(void);
+
+/* Resolve the backend with dlsym(RTLD_NEXT). Fatal (abort with a clear
+ * message) only if a lookup returns safepin's own shim. */
+void sp_resolve_backend(void);
+
+hipError_t sp_host_register(void *p, size_t size, unsigned int flags);
+hipError_t sp_host_unregister(void *p);
+hipError_t sp_hip_free(void *p);
+hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p);
+
+hipError_t sp_stream_create(hipStream_t *s);
+hipError_t sp_stream_create_with_flags(hipStream_t *s, unsigned int flags);
+hipError_t sp_stream_create_with_priority(hipStream_t *s, unsigned int flags, int priority);
+hipError_t sp_stream_destroy(hipStream_t s);
+hipError_t sp_stream_begin_capture(hipStream_t s, hipStreamCaptureMode mode);
+hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph);
+hipError_t sp_stream_add_callback(hipStream_t s, hipStreamCallback_t cb, void *ud,
+                                  unsigned int flags);
+hipError_t sp_launch_host_func(hipStream_t s, hipHostFn_t fn, void *ud);
+
+void sp_free(void *p);
+void *sp_realloc(void *p, size_t n);
+int sp_munmap(void *addr, size_t len);
+void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr);
+int sp_madvise(void *addr, size_t len, int advice);
+void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+
+/* End of run (registered with on_exit): drain, leaks, summary, report,
+ * strict mode's exit status. */
+void sp_at_exit(int status, void *arg);
+
+/* 1 while the calling thread runs a host function of the program. */
+int sp_in_host_function(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

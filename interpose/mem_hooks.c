@@ -1,0 +1,263 @@
+/*
+ * mem_hooks.c - free, realloc, munmap, mremap, madvise and fixed mmap.
+ *
+ * With nothing registered each hook is one predictable branch
+ * (sp_reg_empty) before the real function. Otherwise a lock-free address
+ * filter (sp_reg_maybe), then a lookup under the lock. Memory whose release
+ * is pending is kept alive: the call is deferred to the reaper and the
+ * caller sees success at once (G2, G7). Memory hooks never initialize the
+ * library and work before the real functions are resolved.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern void __libc_free(void *);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_malloc(size_t);
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+
+static inline void real_free(void *p)
+{
+    if (LIKELY(sp_real.free != NULL))
+        sp_real.free(p);
+    else
+        __libc_free(p);
+}
+
+static inline void *real_realloc(void *p, size_t n)
+{
+    return sp_real.realloc ? sp_real.realloc(p, n) : __libc_realloc(p, n);
+}
+
+static inline int real_munmap(void *a, size_t n)
+{
+    if (sp_real.munmap)
+        return sp_real.munmap(a, n);
+    return (int)syscall(SYS_munmap, a, n);
+}
+
+static inline int real_madvise(void *a, size_t n, int advice)
+{
+    if (sp_real.madvise)
+        return sp_real.madvise(a, n, advice);
+    return (int)syscall(SYS_madvise, a, n, advice);
+}
+
+static inline void *real_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
+{
+    if (sp_real.mmap)
+        return sp_real.mmap(a, n, prot, flags, fd, off);
+    return (void *)syscall(SYS_mmap, a, n, prot, flags, fd, off);
+}
+
+static inline void *real_mremap(void *old, size_t os, size_t ns, int flags, void *na)
+{
+    if (sp_real.mremap)
+        return sp_real.mremap(old, os, ns, flags, na);
+    return (void *)syscall(SYS_mremap, old, os, ns, flags, na);
+}
+
+typedef struct freed_ctx {
+    const char *what;
+    uintptr_t addr;
+    size_t len;
+    sp_site *site;
+} freed_ctx;
+
+static int report_live(sp_range *r, void *arg)
+{
+    freed_ctx *c = arg;
+    if (r->state != SP_RANGE_LIVE)
+        return 0;
+    if (!r->unreg_site && c->site) {
+        /* The range keeps its own copy of where it was freed. */
+        size_t sz = sizeof(sp_site) + (size_t)c->site->n * sizeof(void *);
+        sp_site *copy = sp_mem_alloc(sz);
+        if (copy) {
+            memcpy(copy, c->site, sz);
+            r->unreg_site = copy;
+        }
+    }
+    r->t_unregister_ns = sp_now_ns();
+    sp_diag(SP_FREED_WHILE_REGISTERED, r,
+            "%s(0x%lx, %zu bytes) of memory still registered: the range 0x%lx (%zu bytes) is "
+            "released first and the memory kept alive until then",
+            c->what, (unsigned long)c->addr, c->len, (unsigned long)r->base, r->size);
+    sp_history_add(SP_EV_FREE, r->base, r->size, c->site);
+    return 0;
+}
+
+void sp_report_freed_live(uintptr_t addr, size_t len, const char *what)
+{
+    freed_ctx c = {what, addr, len, NULL};
+    c.site = sp_site_capture();
+    sp_reg_for_overlaps(addr, len, report_live, &c);
+    sp_site_free(c.site);
+}
+
+/* Lock held: defer an action over [a, a+len) if any range overlaps it. */
+static int defer_if_registered(sp_act_kind kind, uintptr_t a, size_t len, int advice,
+                               const char *what)
+{
+    if (!sp_reg_find_overlap(a, len))
+        return 0;
+    sp_report_freed_live(a, len, what);
+    return sp_reaper_defer(kind, (void *)a, len, advice);
+}
+
+/* ---- free / realloc -------------------------------------------------------- */
+
+static void free_slow(void *p)
+{
+    size_t n = malloc_usable_size(p);
+    if (!sp_reg_maybe((uintptr_t)p, n)) {
+        real_free(p);
+        return;
+    }
+    sp_reg_lock();
+    int deferred = defer_if_registered(SP_ACT_FREE, (uintptr_t)p, n, 0, "free");
+    sp_reg_unlock();
+    if (!deferred)
+        real_free(p);
+}
+
+void sp_free(void *p)
+{
+    if (LIKELY(sp_reg_empty()) || !p) {
+        real_free(p);
+        return;
+    }
+    free_slow(p);
+}
+
+void *sp_realloc(void *p, size_t n)
+{
+    if (LIKELY(sp_reg_empty()) || !p)
+        return real_realloc(p, n);
+    size_t old = malloc_usable_size(p);
+    if (!sp_reg_maybe((uintptr_t)p, old))
+        return real_realloc(p, n);
+    sp_reg_lock();
+    int registered = sp_reg_find_overlap((uintptr_t)p, old) != NULL;
+    sp_reg_unlock();
+    if (!registered)
+        return real_realloc(p, n);
+    if (n == 0) {
+        free_slow(p);
+        return NULL;
+    }
+    /* The new block now; the old one stays alive until its release. */
+    void *q = malloc(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    free_slow(p);
+    return q;
+}
+
+/* ---- mappings ---------------------------------------------------------------- */
+
+int sp_munmap(void *addr, size_t len)
+{
+    if (LIKELY(sp_reg_empty()) || !sp_reg_maybe((uintptr_t)addr, len))
+        return real_munmap(addr, len);
+    sp_reg_lock();
+    int deferred = defer_if_registered(SP_ACT_MUNMAP, (uintptr_t)addr, len, 0, "munmap");
+    sp_reg_unlock();
+    return deferred ? 0 : real_munmap(addr, len);
+}
+
+static size_t page_up(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) & ~(pg - 1);
+}
+
+void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
+{
+    if (LIKELY(sp_reg_empty()))
+        return real_mremap(old, old_size, new_size, flags, new_addr);
+    uintptr_t o = (uintptr_t)old;
+    if (flags & MREMAP_FIXED) {
+        /* The destination is replaced: whatever is deferred there goes first. */
+        sp_reg_lock();
+        sp_report_freed_live((uintptr_t)new_addr, new_size, "mremap(MREMAP_FIXED)");
+        sp_reaper_wait_clear((uintptr_t)new_addr, new_size);
+        sp_reg_unlock();
+    }
+    if (!sp_reg_maybe(o, old_size))
+        return real_mremap(old, old_size, new_size, flags, new_addr);
+    sp_reg_lock();
+    int registered = sp_reg_find_overlap(o, old_size) != NULL;
+    sp_reg_unlock();
+    if (!registered)
+        return real_mremap(old, old_size, new_size, flags, new_addr);
+
+    if (flags & (MREMAP_MAYMOVE | MREMAP_FIXED)) {
+        /* Move by copy: the old pages stay mapped until their release. */
+        int mflags = MAP_PRIVATE | MAP_ANONYMOUS | ((flags & MREMAP_FIXED) ? MAP_FIXED : 0);
+        void *q = real_mmap((flags & MREMAP_FIXED) ? new_addr : NULL, new_size,
+                            PROT_READ | PROT_WRITE, mflags, -1, 0);
+        if (q == MAP_FAILED)
+            return MAP_FAILED;
+        memcpy(q, old, old_size < new_size ? old_size : new_size);
+        sp_reg_lock();
+        int deferred = defer_if_registered(SP_ACT_MUNMAP, o, old_size, 0, "mremap");
+        sp_reg_unlock();
+        if (!deferred)
+            real_munmap(old, old_size);
+        return q;
+    }
+    if (new_size < old_size) {
+        size_t keep = page_up(new_size);
+        if (keep >= old_size)
+            return real_mremap(old, old_size, new_size, flags, new_addr);
+        sp_reg_lock();
+        int deferred = defer_if_registered(SP_ACT_MUNMAP, o + keep, old_size - keep, 0,
+                                           "mremap (shrink)");
+        sp_reg_unlock();
+        return deferred ? old : real_mremap(old, old_size, new_size, flags, new_addr);
+    }
+    return real_mremap(old, old_size, new_size, flags, new_addr); /* grows in place */
+}
+
+static int count_live(sp_range *r, void *arg)
+{
+    if (r->state == SP_RANGE_LIVE)
+        ++*(int *)arg;
+    return 0;
+}
+
+int sp_madvise(void *addr, size_t len, int advice)
+{
+    if (LIKELY(sp_reg_empty()) ||
+        (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
+        !sp_reg_maybe((uintptr_t)addr, len))
+        return real_madvise(addr, len, advice);
+    sp_reg_lock();
+    int live = 0, deferred = 0;
+    sp_reg_for_overlaps((uintptr_t)addr, len, count_live, &live);
+    if (!live && sp_reaper_pending_overlaps((uintptr_t)addr, len))
+        deferred = sp_reaper_defer(SP_ACT_MADVISE, addr, len, advice);
+    sp_reg_unlock();
+    return deferred ? 0 : real_madvise(addr, len, advice);
+}
+
+void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (LIKELY(!(flags & MAP_FIXED)) || sp_reg_empty() || !sp_reg_maybe((uintptr_t)addr, len))
+        return real_mmap(addr, len, prot, flags, fd, off);
+    sp_reg_lock();
+    sp_report_freed_live((uintptr_t)addr, len, "mmap(MAP_FIXED)");
+    sp_reaper_wait_clear((uintptr_t)addr, len);
+    sp_reg_unlock();
+    return real_mmap(addr, len, prot, flags, fd, off);
+}

@@ -1,0 +1,74 @@
+/*
+ * real.c - resolve the real functions once, with dlsym(RTLD_NEXT).
+ */
+#include "interpose.h"
+#include "backend.h"
+#include "diag.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { KIND_REQ, KIND_OPT, KIND_LIBC };
+#define KIND_OF_REQ KIND_REQ
+#define KIND_OF_OPT KIND_OPT
+#define KIND_OF_LIBC KIND_LIBC
+
+static const struct {
+    const char *name;
+    int kind;
+    size_t offset;
+} table[] = {
+#define SP_REAL(kind, ret, name, params) {#name, KIND_OF_##kind, offsetof(sp_backend, name)},
+#include "hooks.inc"
+#undef SP_REAL
+};
+
+static int same_object(const void *a, const void *b)
+{
+    Dl_info ia, ib;
+    if (!dladdr(a, &ia) || !dladdr(b, &ib))
+        return 0;
+    return ia.dli_fbase == ib.dli_fbase;
+}
+
+void sp_resolve_backend(void)
+{
+    int missing_req = 0, found_req = 0;
+    char missing[512] = "";
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        void **slot = (void **)((char *)&sp_real + table[i].offset);
+        if (*slot)
+            continue; /* already set (tests, or an earlier pass) */
+        void *p = dlsym(RTLD_NEXT, table[i].name);
+        if (p && same_object(p, (void *)&sp_resolve_backend)) {
+            char msg[256];
+            int n = snprintf(msg, sizeof(msg),
+                             "==%d==safepin: fatal: dlsym(RTLD_NEXT, \"%s\") returned safepin's own "
+                             "shim: the library is loaded twice or linked into the program; "
+                             "use LD_PRELOAD only\n",
+                             (int)getpid(), table[i].name);
+            if (n > 0)
+                (void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+            abort();
+        }
+        *slot = p;
+        if (table[i].kind == KIND_REQ) {
+            if (p) {
+                found_req++;
+            } else {
+                missing_req++;
+                if (strlen(missing) + strlen(table[i].name) + 2 < sizeof(missing)) {
+                    strcat(missing, " ");
+                    strcat(missing, table[i].name);
+                }
+            }
+        }
+    }
+    if (missing_req && found_req)
+        sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
+    else if (missing_req)
+        sp_log(SP_LOG_DEBUG, "debug", "no HIP runtime loaded (yet): HIP hooks pass through");
+}

@@ -1,0 +1,97 @@
+/*
+ * shims.c - the exported symbols, nothing else.
+ *
+ * Each shim is one call into the logic of hip_hooks.c / mem_hooks.c, which
+ * unit tests call directly. This file is compiled with -fvisibility=hidden
+ * and linked with libsafepin.map: only these names leave the library. An
+ * unversioned definition here interposes libamdhip64's versioned symbols
+ * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
+ */
+#include "interpose.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define SP_EXPORT __attribute__((visibility("default")))
+
+SP_EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
+{
+    return sp_host_register(p, size, flags);
+}
+
+SP_EXPORT hipError_t hipHostUnregister(void *p) { return sp_host_unregister(p); }
+
+SP_EXPORT hipError_t hipFree(void *p) { return sp_hip_free(p); }
+
+SP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *p)
+{
+    return sp_pointer_get_attributes(attr, p);
+}
+
+SP_EXPORT hipError_t hipStreamCreate(hipStream_t *s) { return sp_stream_create(s); }
+
+SP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
+{
+    return sp_stream_create_with_flags(s, flags);
+}
+
+SP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *s, unsigned int flags, int priority)
+{
+    return sp_stream_create_with_priority(s, flags, priority);
+}
+
+SP_EXPORT hipError_t hipStreamDestroy(hipStream_t s) { return sp_stream_destroy(s); }
+
+SP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
+{
+    return sp_stream_begin_capture(s, mode);
+}
+
+SP_EXPORT hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t *graph)
+{
+    return sp_stream_end_capture(s, graph);
+}
+
+SP_EXPORT hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, void *ud,
+                                          unsigned int flags)
+{
+    return sp_stream_add_callback(s, cb, ud, flags);
+}
+
+SP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void *ud)
+{
+    return sp_launch_host_func(s, fn, ud);
+}
+
+SP_EXPORT void free(void *p) { sp_free(p); }
+
+SP_EXPORT void *realloc(void *p, size_t n) { return sp_realloc(p, n); }
+
+SP_EXPORT int munmap(void *addr, size_t len) { return sp_munmap(addr, len); }
+
+SP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
+{
+    void *new_addr = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        new_addr = va_arg(ap, void *);
+        va_end(ap);
+    }
+    return sp_mremap(old, old_size, new_size, flags, new_addr);
+}
+
+SP_EXPORT int madvise(void *addr, size_t len, int advice) { return sp_madvise(addr, len, advice); }
+
+SP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return sp_mmap(addr, len, prot, flags, fd, off);
+}
+
+SP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return sp_mmap(addr, len, prot, flags, fd, off);
+}
+
+__attribute__((constructor)) static void safepin_ctor(void) { sp_init(); }

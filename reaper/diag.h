@@ -1,0 +1,97 @@
+/*
+ * diag.h - logging, diagnostics, counters, event history and the report.
+ *
+ * Logging never allocates: lines are formatted into a fixed buffer and
+ * written with write(2), each prefixed "==PID==safepin: <code>: ". Repeats of
+ * one code are capped (max_repeats) and counted. Sites (backtraces) are
+ * captured with backtrace() into records from sp_mem_alloc.
+ */
+#ifndef SAFEPIN_DIAG_H
+#define SAFEPIN_DIAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sp_range;
+
+typedef enum sp_code {
+#define SP_CODE(id, name, level, violation, desc) SP_##id,
+#include "codes.inc"
+#undef SP_CODE
+    SP_CODE_COUNT
+} sp_code;
+
+/* A recorded call site. */
+typedef struct sp_site {
+    uint64_t t_ns;
+    pid_t tid;
+    int n;
+    void *pc[];
+} sp_site;
+
+typedef struct sp_stats {
+    uint64_t registrations, nested, revived, overlapping_refused;
+    uint64_t releases_submitted, releases_completed, releases_cancelled;
+    uint64_t deferred_frees, deferred_unmaps, deferred_madvise, deferred_hipfree;
+    uint64_t waits_for_release, capture_deferrals, marker_batches;
+    uint64_t runtime_errors, leaks;
+    uint64_t code_count[SP_CODE_COUNT];
+} sp_stats;
+
+extern sp_stats sp_stat; /* updated with __atomic builtins */
+#define SP_COUNT(field) __atomic_add_fetch(&sp_stat.field, 1, __ATOMIC_RELAXED)
+
+const char *sp_code_name(sp_code c);
+int sp_code_is_violation(sp_code c);
+
+/* Open the log sink (log_path or stderr) and warm up backtrace(). */
+void sp_diag_init(void);
+
+/* A plain log line at level; code is a word printed after "safepin:". */
+void sp_log(int level, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Report a diagnostic: counts it, prints it (capped) with the current stack
+ * and, when r is given, where r was registered and unregistered/freed. A
+ * violation is kept for the report. Never allocates on the print path;
+ * the kept record is dropped if memory runs out. */
+void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Capture the caller's stack (backtrace option frames); NULL if disabled or
+ * out of memory. */
+sp_site *sp_site_capture(void);
+void sp_site_free(sp_site *s);
+
+/* Release latency sample (unregister call -> real unregister done). */
+void sp_record_latency(uint64_t unregister_call_ns, uint64_t done_ns);
+
+/* Event history for post-mortems. */
+enum { SP_EV_REGISTER, SP_EV_NEST, SP_EV_UNREGISTER, SP_EV_FREE, SP_EV_RELEASED,
+       SP_EV_REVIVE, SP_EV_REFUSED };
+/* site: frames to keep with the event (may be NULL). */
+void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
+/* Print the history (all, or only events overlapping addr when addr != 0).
+ * Async-signal-tolerant: no allocation, no locks. */
+void sp_history_dump(uintptr_t addr);
+
+/* Number of violations seen so far. */
+uint64_t sp_violations(void);
+
+/* End of run: summary on stderr (if anything noteworthy, or log>=info) and
+ * the JSON report (report option). */
+void sp_diag_finish(int exit_status);
+
+uint64_t sp_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

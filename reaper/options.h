@@ -1,0 +1,39 @@
+/*
+ * options.h - SAFEPIN_OPTIONS, parsed once (sanitizer style).
+ */
+#ifndef SAFEPIN_OPTIONS_H
+#define SAFEPIN_OPTIONS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SP_OPT_STR_MAX 256
+
+typedef struct sp_options {
+#define SP_OPT_INT(name) long name;
+#define SP_OPT_STR(name) char name[SP_OPT_STR_MAX];
+#define SP_OPT(type, name, def, desc) SP_OPT_##type(name)
+#include "options.inc"
+#undef SP_OPT
+#undef SP_OPT_INT
+#undef SP_OPT_STR
+    int log_level;          /* derived from log */
+} sp_options;
+
+enum { SP_LOG_ERROR = 0, SP_LOG_WARN = 1, SP_LOG_INFO = 2, SP_LOG_DEBUG = 3 };
+
+extern sp_options sp_opt;
+
+/* Set defaults, then apply spec ("k=v:k=v", may be NULL). Unknown keys and
+ * malformed values are reported once each through sp_log, never fatal.
+ * Returns the number of problems found. */
+int sp_options_parse(const char *spec);
+
+/* Print the effective options (log=debug does this at start-up). */
+void sp_options_print(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,644 @@
+/*
+ * reaper.c - deferred releases, deferred actions, the streams the markers
+ * must cover, and the background thread.
+ */
+#include "reaper.h"
+#include "diag.h"
+#include "options.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+sp_backend sp_real;
+
+typedef struct sp_action {
+    sp_act_kind kind;
+    uintptr_t addr;
+    size_t len;
+    int advice;
+    int waits;        /* releases still to complete; 0: ready, being run */
+    uint64_t max_id;  /* ranges with a higher id were not counted */
+    struct sp_action *next;
+} sp_action;
+
+typedef struct stream_ent {
+    hipStream_t s;
+    unsigned flags;
+    int device;
+    int capturing;
+    int foreign;      /* not created through our hooks (capture of one we never saw) */
+    struct stream_ent *next;
+} stream_ent;
+
+#define SP_MAX_ORPHANS 64
+#define SP_GRAVEYARD 1024
+
+static struct {
+    sp_range *q_head, *q_tail;
+    sp_action *actions;
+    sp_action *calls;
+    stream_ent *streams;
+    hipEvent_t orphans[SP_MAX_ORPHANS];
+    int n_orphans;
+    uint64_t devices;
+    int n_capturing;
+    int marking;
+    int started, stop;
+    pthread_t thread;
+    uint64_t submit_seq;
+    size_t n_releasing;
+    uintptr_t graveyard[SP_GRAVEYARD];
+    unsigned grave_i;
+} R;
+
+static __thread int tls_is_reaper;
+
+int sp_reaper_is_self(void);
+int sp_reaper_is_self(void) { return tls_is_reaper; }
+
+/* ---- queue -------------------------------------------------------------- */
+
+static void enqueue(sp_range *r)
+{
+    r->release = NULL;
+    r->queued = 1;
+    if (R.q_tail)
+        R.q_tail->release = r;
+    else
+        R.q_head = r;
+    R.q_tail = r;
+}
+
+static void *reaper_main(void *arg);
+
+static void start_reaper(void)
+{
+    if (R.started)
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&R.thread, NULL, reaper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        sp_log(SP_LOG_ERROR, "runtime-error", "cannot start the reaper thread: %s", strerror(rc));
+        return;
+    }
+    R.started = 1;
+}
+
+void sp_reaper_release(sp_range *r)
+{
+    if (r->state != SP_RANGE_RELEASING) {
+        r->state = SP_RANGE_RELEASING;
+        R.n_releasing++;
+    }
+    r->nest = 0;
+    r->rel_seq = ++R.submit_seq;
+    if (!r->t_unregister_ns)
+        r->t_unregister_ns = sp_now_ns();
+    SP_COUNT(releases_submitted);
+    if (!r->queued && !r->in_batch)
+        enqueue(r);
+    start_reaper();
+    sp_reg_broadcast();
+}
+
+int sp_reaper_revive(sp_range *r)
+{
+    if (r->state != SP_RANGE_RELEASING || r->unregistering || r->freed)
+        return 0;
+    r->state = SP_RANGE_LIVE;
+    r->nest = 1;
+    r->t_unregister_ns = 0;
+    R.n_releasing--;
+    SP_COUNT(releases_cancelled);
+    /* A queued range is dropped from the queue lazily: the reaper skips
+     * ranges that are LIVE again. */
+    return 1;
+}
+
+void sp_reaper_wait_range(uintptr_t base, uint64_t id)
+{
+    sp_range *r;
+    while ((r = sp_reg_find(base)) && r->id == id && r->state == SP_RANGE_RELEASING)
+        sp_reg_wait();
+}
+
+size_t sp_reaper_pending(void) { return R.n_releasing; }
+
+int sp_reaper_recently_released(uintptr_t base);
+int sp_reaper_recently_released(uintptr_t base)
+{
+    for (unsigned i = 0; i < SP_GRAVEYARD; i++)
+        if (R.graveyard[i] == base && base)
+            return 1;
+    return 0;
+}
+
+/* ---- deferred actions ---------------------------------------------------- */
+
+typedef struct defer_ctx {
+    int n;
+    uint64_t max_id;
+    int registering;
+} defer_ctx;
+
+static int see_registering(sp_range *r, void *arg)
+{
+    if (r->registering)
+        ((defer_ctx *)arg)->registering = 1;
+    return 0;
+}
+
+static int claim_overlap(sp_range *r, void *arg)
+{
+    defer_ctx *c = arg;
+    if (r->state == SP_RANGE_LIVE)
+        sp_reaper_release(r);
+    r->freed = 1;
+    c->n++;
+    if (r->id > c->max_id)
+        c->max_id = r->id;
+    return 0;
+}
+
+static int any_releasing(sp_range *r, void *arg)
+{
+    (void)arg;
+    return r->state == SP_RANGE_RELEASING;
+}
+
+int sp_reaper_pending_overlaps(uintptr_t addr, size_t len)
+{
+    if (len == 0)
+        len = 1;
+    for (sp_action *a = R.actions; a; a = a->next)
+        if (a->kind != SP_ACT_HIPFREE && addr < a->addr + a->len && a->addr < addr + len)
+            return 1;
+    return sp_reg_for_overlaps(addr, len, any_releasing, NULL);
+}
+
+int sp_reaper_defer(sp_act_kind kind, void *addr, size_t len, int advice)
+{
+    uintptr_t a = (uintptr_t)addr;
+    defer_ctx c = {0, 0, 0};
+    for (;;) {
+        c.registering = 0;
+        sp_reg_for_overlaps(a, len, see_registering, &c);
+        if (!c.registering)
+            break;
+        sp_reg_wait();
+    }
+    sp_reg_for_overlaps(a, len, claim_overlap, &c);
+    if (c.n == 0)
+        return 0;
+    sp_action *act = sp_mem_calloc(1, sizeof(*act));
+    if (!act) {
+        /* Out of memory: keep the promise by waiting for the releases. */
+        while (sp_reg_for_overlaps(a, len, any_releasing, NULL))
+            sp_reg_wait();
+        return 0;
+    }
+    act->kind = kind;
+    act->addr = a;
+    act->len = len ? len : 1;
+    act->advice = advice;
+    act->waits = c.n;
+    act->max_id = c.max_id;
+    act->next = R.actions;
+    R.actions = act;
+    switch (kind) {
+    case SP_ACT_FREE: SP_COUNT(deferred_frees); break;
+    case SP_ACT_MUNMAP: SP_COUNT(deferred_unmaps); break;
+    case SP_ACT_MADVISE: SP_COUNT(deferred_madvise); break;
+    case SP_ACT_HIPFREE: SP_COUNT(deferred_hipfree); break;
+    }
+    return 1;
+}
+
+int sp_reaper_defer_call(sp_act_kind kind, void *addr)
+{
+    sp_action *act = sp_mem_calloc(1, sizeof(*act));
+    if (!act)
+        return -1;
+    act->kind = kind;
+    act->addr = (uintptr_t)addr;
+    act->next = R.calls;
+    R.calls = act;
+    SP_COUNT(deferred_hipfree);
+    start_reaper();
+    sp_reg_broadcast();
+    return 0;
+}
+
+static int release_live(sp_range *r, void *arg)
+{
+    (void)arg;
+    if (r->state == SP_RANGE_LIVE) {
+        r->freed = 1;
+        sp_reaper_release(r);
+    } else {
+        r->freed = 1;
+    }
+    return 0;
+}
+
+void sp_reaper_wait_clear(uintptr_t addr, size_t len)
+{
+    sp_reg_for_overlaps(addr, len ? len : 1, release_live, NULL);
+    while (sp_reaper_pending_overlaps(addr, len)) {
+        SP_COUNT(waits_for_release);
+        sp_reg_wait();
+    }
+}
+
+static void run_action(const sp_action *a)
+{
+    switch (a->kind) {
+    case SP_ACT_FREE:
+        if (sp_real.free)
+            sp_real.free((void *)a->addr);
+        break;
+    case SP_ACT_MUNMAP:
+        if (sp_real.munmap && sp_real.munmap((void *)a->addr, a->len) != 0)
+            sp_log(SP_LOG_WARN, "runtime-error", "deferred munmap(0x%lx, %zu) failed: %s",
+                   (unsigned long)a->addr, a->len, strerror(errno));
+        break;
+    case SP_ACT_MADVISE:
+        if (sp_real.madvise)
+            sp_real.madvise((void *)a->addr, a->len, a->advice);
+        break;
+    case SP_ACT_HIPFREE:
+        if (sp_real.hipFree) {
+            hipError_t e = sp_real.hipFree((void *)a->addr);
+            if (e != hipSuccess)
+                sp_diag(SP_RUNTIME_ERROR, NULL, "deferred hipFree(%p) from a host function returned %d",
+                        (void *)a->addr, (int)e);
+        }
+        break;
+    }
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+void sp_streams_note_device(int device)
+{
+    if (device >= 0 && device < 64)
+        R.devices |= 1ull << device;
+}
+
+int sp_streams_add(hipStream_t s, unsigned flags, int device)
+{
+    sp_streams_note_device(device);
+    stream_ent *e = sp_mem_calloc(1, sizeof(*e));
+    if (!e) {
+        sp_log(SP_LOG_ERROR, "runtime-error", "out of memory: stream %p not tracked", (void *)s);
+        return -1;
+    }
+    e->s = s;
+    e->flags = flags;
+    e->device = device;
+    e->next = R.streams;
+    R.streams = e;
+    return 0;
+}
+
+static stream_ent **find_stream(hipStream_t s)
+{
+    stream_ent **pp = &R.streams;
+    while (*pp && (*pp)->s != s)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+int sp_streams_remove(hipStream_t s)
+{
+    while (R.marking)
+        sp_reg_wait();
+    stream_ent **pp = find_stream(s);
+    int tail = 0;
+    if (*pp) {
+        stream_ent *e = *pp;
+        *pp = e->next;
+        tail = (e->flags & hipStreamNonBlocking) && !e->foreign;
+        if (e->capturing) {
+            R.n_capturing--;
+            sp_reg_broadcast();
+        }
+        sp_mem_free(e);
+    }
+    return tail && R.n_releasing > 0 && R.n_orphans < SP_MAX_ORPHANS;
+}
+
+void sp_streams_orphan_marker(hipEvent_t ev)
+{
+    if (R.n_orphans < SP_MAX_ORPHANS)
+        R.orphans[R.n_orphans++] = ev;
+}
+
+void sp_streams_capture_begin(hipStream_t s)
+{
+    while (R.marking)
+        sp_reg_wait();
+    stream_ent **pp = find_stream(s);
+    stream_ent *e = *pp;
+    if (!e) {
+        e = sp_mem_calloc(1, sizeof(*e));
+        if (!e)
+            return;
+        e->s = s;
+        e->foreign = 1;
+        e->next = R.streams;
+        R.streams = e;
+    }
+    if (!e->capturing) {
+        e->capturing = 1;
+        R.n_capturing++;
+    }
+}
+
+int sp_streams_is_capturing(hipStream_t s)
+{
+    stream_ent *e = *find_stream(s);
+    return e && e->capturing;
+}
+
+void sp_streams_capture_end(hipStream_t s)
+{
+    stream_ent **pp = find_stream(s);
+    stream_ent *e = *pp;
+    if (!e || !e->capturing)
+        return;
+    e->capturing = 0;
+    R.n_capturing--;
+    if (e->foreign) {
+        *pp = e->next;
+        sp_mem_free(e);
+    }
+    sp_reg_broadcast();
+}
+
+/* ---- the thread --------------------------------------------------------- */
+
+#define SP_MAX_MARKERS 256
+
+typedef struct marker {
+    hipStream_t s;
+    int device;
+    hipEvent_t ev;
+} marker;
+
+/* Lock held. Waits while any stream captures (a marker there would be a
+ * graph node, not a marker). Returns when markers may be recorded. */
+static void wait_for_captures(void)
+{
+    int reported = 0;
+    while (R.n_capturing > 0 && !R.stop) {
+        if (!reported) {
+            SP_COUNT(capture_deferrals);
+            sp_diag(SP_CAPTURE_DEFERRED, NULL,
+                    "%d stream(s) capturing: release markers wait for the capture to end",
+                    R.n_capturing);
+            reported = 1;
+        }
+        sp_reg_wait();
+    }
+}
+
+/* Lock held. Fills m with the streams to mark. */
+static int snapshot_markers(marker *m, int max)
+{
+    int n = 0;
+    uint64_t dev = R.devices ? R.devices : 1;
+    for (int d = 0; d < 64 && n < max; d++)
+        if (dev & (1ull << d))
+            m[n++] = (marker){0, d, NULL};
+    for (stream_ent *e = R.streams; e && n < max; e = e->next)
+        if ((e->flags & hipStreamNonBlocking) && !e->foreign)
+            m[n++] = (marker){e->s, e->device, NULL};
+    return n;
+}
+
+static void record_markers(marker *m, int n)
+{
+    int cur = -1;
+    for (int i = 0; i < n; i++) {
+        if (R.devices & ~1ull) { /* more than device 0 in use */
+            if (m[i].device != cur && sp_real.hipSetDevice)
+                sp_real.hipSetDevice(m[i].device);
+            cur = m[i].device;
+        }
+        hipError_t e = sp_real.hipEventCreateWithFlags(&m[i].ev, hipEventDisableTiming);
+        if (e != hipSuccess) {
+            m[i].ev = NULL;
+            sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventCreateWithFlags for a release marker: %d", (int)e);
+            continue;
+        }
+        e = sp_real.hipEventRecord(m[i].ev, m[i].s);
+        if (e != hipSuccess) {
+            sp_log(SP_LOG_DEBUG, "debug", "marker on stream %p: error %d", (void *)m[i].s, (int)e);
+            sp_real.hipEventDestroy(m[i].ev);
+            m[i].ev = NULL;
+        }
+    }
+}
+
+static void wait_marker(hipEvent_t ev)
+{
+    if (!ev)
+        return;
+    hipError_t e = sp_real.hipEventSynchronize(ev);
+    if (e != hipSuccess)
+        sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventSynchronize on a release marker returned %d", (int)e);
+    sp_real.hipEventDestroy(ev);
+}
+
+/* Lock held: decrement actions counted for r; returns 1 if any became ready. */
+static int settle_actions(const sp_range *r)
+{
+    int ready = 0;
+    for (sp_action *a = R.actions; a; a = a->next) {
+        if (a->waits > 0 && a->max_id >= r->id && a->addr < r->base + r->size &&
+            r->base < a->addr + a->len) {
+            if (--a->waits == 0)
+                ready = 1;
+        }
+    }
+    return ready;
+}
+
+/* Lock held on entry and exit: run ready actions (waits == 0) outside it. */
+static void run_ready_actions(void)
+{
+    sp_action *ready[32];
+    for (;;) {
+        int n = 0;
+        for (sp_action *a = R.actions; a && n < 32; a = a->next)
+            if (a->waits == 0)
+                ready[n++] = a;
+        if (n == 0)
+            return;
+        sp_reg_unlock();
+        for (int i = 0; i < n; i++)
+            run_action(ready[i]);
+        sp_reg_lock();
+        for (int i = 0; i < n; i++) {
+            sp_action **pp = &R.actions;
+            while (*pp && *pp != ready[i])
+                pp = &(*pp)->next;
+            if (*pp)
+                *pp = ready[i]->next;
+            sp_mem_free(ready[i]);
+        }
+        sp_reg_broadcast();
+    }
+}
+
+/* Lock held: the real unregister of r, its actions, and its removal. */
+static void complete_release(sp_range *r)
+{
+    r->unregistering = 1;
+    uintptr_t base = r->base;
+    uint64_t tok = sp_reg_op_begin(base, r->size);
+    sp_reg_unlock();
+    hipError_t e = sp_real.hipHostUnregister((void *)base);
+    uint64_t done = sp_now_ns();
+    sp_reg_lock();
+    sp_reg_op_end(tok);
+    if (e != hipSuccess) {
+        SP_COUNT(runtime_errors);
+        sp_diag(SP_RUNTIME_ERROR, r, "real hipHostUnregister(0x%lx) in a release returned %d",
+                (unsigned long)base, (int)e);
+    }
+    sp_record_latency(r->t_unregister_ns, done);
+    int ready = settle_actions(r);
+    if (ready)
+        run_ready_actions();
+    sp_history_add(SP_EV_RELEASED, r->base, r->size, NULL);
+    R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
+    R.n_releasing--;
+    SP_COUNT(releases_completed);
+    sp_site_free(r->reg_site);
+    sp_site_free(r->unreg_site);
+    r->reg_site = r->unreg_site = NULL;
+    sp_reg_remove(r);
+    sp_reg_broadcast();
+}
+
+static void set_relaxed_mode(void)
+{
+    if (sp_real.hipThreadExchangeStreamCaptureMode) {
+        hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+        sp_real.hipThreadExchangeStreamCaptureMode(&mode);
+    }
+}
+
+static void *reaper_main(void *arg)
+{
+    (void)arg;
+    tls_is_reaper = 1;
+    set_relaxed_mode();
+    marker m[SP_MAX_MARKERS];
+    hipEvent_t orphans[SP_MAX_ORPHANS];
+    sp_reg_lock();
+    for (;;) {
+        while (!R.q_head && !R.calls && !R.stop)
+            sp_reg_wait();
+        if (R.calls) {
+            sp_action *calls = R.calls;
+            R.calls = NULL;
+            sp_reg_unlock();
+            while (calls) {
+                sp_action *next = calls->next;
+                run_action(calls);
+                sp_mem_free(calls);
+                calls = next;
+            }
+            sp_reg_lock();
+            sp_reg_broadcast();
+            continue;
+        }
+        if (!R.q_head) {
+            if (R.stop)
+                break;
+            continue;
+        }
+        sp_range *batch = R.q_head;
+        R.q_head = R.q_tail = NULL;
+        for (sp_range *r = batch; r; r = r->release) {
+            r->queued = 0;
+            r->in_batch = 1;
+        }
+        wait_for_captures();
+        uint64_t mark_seq = R.submit_seq;
+        int n = snapshot_markers(m, SP_MAX_MARKERS);
+        int no = R.n_orphans;
+        memcpy(orphans, R.orphans, (size_t)no * sizeof(hipEvent_t));
+        R.n_orphans = 0;
+        R.marking = 1;
+        sp_reg_unlock();
+
+        record_markers(m, n);
+
+        sp_reg_lock();
+        R.marking = 0;
+        sp_reg_broadcast();
+        sp_reg_unlock();
+
+        for (int i = 0; i < n; i++)
+            wait_marker(m[i].ev);
+        for (int i = 0; i < no; i++)
+            wait_marker(orphans[i]);
+
+        sp_reg_lock();
+        SP_COUNT(marker_batches);
+        sp_range *r = batch;
+        while (r) {
+            sp_range *next = r->release;
+            r->in_batch = 0;
+            if (r->state != SP_RANGE_RELEASING) {
+                /* revived */
+            } else if (r->rel_seq > mark_seq) {
+                enqueue(r); /* unregistered again after the markers: new round */
+            } else {
+                complete_release(r);
+            }
+            r = next;
+        }
+    }
+    sp_reg_unlock();
+    return NULL;
+}
+
+size_t sp_reaper_drain(long timeout_ms)
+{
+    sp_reg_lock();
+    uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    while ((R.n_releasing > 0 || R.calls) && R.started) {
+        if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT)
+            break;
+    }
+    size_t left = R.n_releasing;
+    sp_reg_unlock();
+    return left;
+}
+
+void sp_reaper_fork_child(void)
+{
+    memset(&R, 0, sizeof(R));
+}
+
+void sp_reaper_shutdown(void)
+{
+    sp_reg_lock();
+    int started = R.started;
+    R.stop = 1;
+    sp_reg_broadcast();
+    sp_reg_unlock();
+    if (started)
+        pthread_join(R.thread, NULL);
+    memset(&R, 0, sizeof(R));
+}

@@ -1,0 +1,99 @@
+/*
+ * reaper.h - stream-ordered, deferred releases and the thread that runs them.
+ *
+ * A release is a registry range in state RELEASING. The reaper takes every
+ * queued release as one batch, records one marker (event) on each stream that
+ * may have used them - the null stream of each device used (it covers every
+ * blocking stream) and each live non-blocking stream - in relaxed capture
+ * mode, never on a capturing stream (it waits for the capture's end), waits
+ * for the markers without spinning, then runs the real hipHostUnregister of
+ * each range, then the deferred actions (free, munmap, madvise) that waited
+ * on it, and removes the range. The reaper never runs inside a host function.
+ *
+ * Everything here is serialized by the registry lock. Calls marked "lock
+ * held" must be made with it held. Dependencies: registry/, backend.h,
+ * diag.h. Callers: interpose/.
+ */
+#ifndef SAFEPIN_REAPER_H
+#define SAFEPIN_REAPER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "registry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Start a release of r (LIVE -> RELEASING) and wake the reaper, starting it
+ * on first use. Lock held. Never fails. */
+void sp_reaper_release(sp_range *r);
+
+/* Revive a RELEASING range whose real unregister has not started: it is LIVE
+ * again with nest 1 and its release is dropped. Lock held. Returns 1 if
+ * revived, 0 if it can't be (unregistering, freed). */
+int sp_reaper_revive(sp_range *r);
+
+/* Wait until the range with this base and id is no longer RELEASING (its
+ * release completed, or it was revived). Lock held (released while waiting). */
+void sp_reaper_wait_range(uintptr_t base, uint64_t id);
+
+/* Deferred actions: run when every RELEASING range overlapping [addr,
+ * addr+len) has been released. The caller saw success already. */
+typedef enum sp_act_kind { SP_ACT_FREE, SP_ACT_MUNMAP, SP_ACT_MADVISE, SP_ACT_HIPFREE } sp_act_kind;
+
+/* Defer an action on [addr, addr+len): every LIVE range overlapping it is
+ * released first (freed-while-registered is the caller's to report) and
+ * marked freed. Lock held. Returns 1 if deferred, 0 if nothing overlapped
+ * (caller runs it now). If memory runs out it waits for the releases and
+ * returns 0 (caller runs it now): never loses the action. */
+int sp_reaper_defer(sp_act_kind kind, void *addr, size_t len, int advice);
+
+/* Defer a call that must not run in a host function (hipFree) to the reaper
+ * thread. Lock held. Returns 0 or -1 if out of memory. */
+int sp_reaper_defer_call(sp_act_kind kind, void *addr);
+
+/* 1 if a deferred action or a RELEASING range overlaps [addr, addr+len).
+ * Lock held. */
+int sp_reaper_pending_overlaps(uintptr_t addr, size_t len);
+
+/* Wait until nothing deferred overlaps [addr, addr+len) (for MAP_FIXED).
+ * LIVE ranges there are released first. Lock held. */
+void sp_reaper_wait_clear(uintptr_t addr, size_t len);
+
+/* Streams: what the markers must cover. Lock held. */
+void sp_streams_note_device(int device);
+int sp_streams_add(hipStream_t s, unsigned flags, int device);
+/* Before a stream is destroyed: waits while the reaper is recording markers,
+ * forgets it, and returns 1 if the caller should record a tail marker on it
+ * (releases are pending). Lock held. */
+int sp_streams_remove(hipStream_t s);
+/* Hand a tail marker (an event recorded on a stream about to be destroyed)
+ * to the reaper. Lock held. */
+void sp_streams_orphan_marker(hipEvent_t ev);
+/* Capture begin/end on a stream. Begin waits while markers are recorded. */
+void sp_streams_capture_begin(hipStream_t s);
+void sp_streams_capture_end(hipStream_t s);
+/* 1 if s is capturing (as far as the hooks saw). Lock held. */
+int sp_streams_is_capturing(hipStream_t s);
+
+/* Number of releases not yet completed. Lock held. */
+size_t sp_reaper_pending(void);
+
+/* Drain at exit: wait up to timeout_ms for every pending release; report
+ * release-timeout for those left. Takes the lock. Returns the number left. */
+size_t sp_reaper_drain(long timeout_ms);
+
+/* Fork handlers (after the registry's): the child forgets the reaper and the
+ * streams; a new reaper starts on first use. */
+void sp_reaper_fork_child(void);
+
+/* Tests: stop the reaper thread (after draining) and reset its state. */
+void sp_reaper_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
