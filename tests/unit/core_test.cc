@@ -1,0 +1,592 @@
+// core_test.cc - the hooks' logic and the reaper, called directly (no
+// LD_PRELOAD), on simhip. Real functions are wrapped to observe the order in
+// which safepin makes its real calls.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern "C" {
+#include "backend.h"
+#include "diag.h"
+#include "interpose.h"
+#include "options.h"
+#include "reaper.h"
+#include "registry.h"
+#include "simhip.h"
+}
+
+namespace {
+
+// ---- observation of real calls -------------------------------------------
+
+std::atomic<int> g_real_register{0}, g_real_unregister{0};
+std::atomic<int> g_kernels_done{0}, g_kernels_expected{0};
+std::atomic<int> g_unregister_before_kernels{0};
+std::atomic<int> g_real_call_in_hostfn{0};
+std::atomic<uintptr_t> g_freed{0}, g_unmapped{0};
+std::atomic<int> g_unmap_count{0};
+sp_backend g_saved;
+
+hipError_t wrap_register(void *p, size_t n, unsigned f)
+{
+    if (sp_in_host_function())
+        g_real_call_in_hostfn++;
+    g_real_register++;
+    return g_saved.hipHostRegister(p, n, f);
+}
+
+hipError_t wrap_unregister(void *p)
+{
+    if (sp_in_host_function())
+        g_real_call_in_hostfn++;
+    if (g_kernels_done.load() < g_kernels_expected.load())
+        g_unregister_before_kernels++;
+    g_real_unregister++;
+    return g_saved.hipHostUnregister(p);
+}
+
+void wrap_free(void *p)
+{
+    g_freed = (uintptr_t)p;
+    g_saved.free(p);
+}
+
+int wrap_munmap(void *p, size_t n)
+{
+    if (g_kernels_done.load() < g_kernels_expected.load())
+        g_unregister_before_kernels++;
+    g_unmapped = (uintptr_t)p;
+    g_unmap_count++;
+    return g_saved.munmap(p, n);
+}
+
+// A kernel: sleeps, then writes `value` to every int of [dst, dst+n) through
+// the device (faults if not covered by a live registration).
+struct KArgs {
+    int *dst;
+    size_t n;
+    int value;
+    int sleep_ms;
+};
+
+void kernel_fill(void *a)
+{
+    KArgs *k = static_cast<KArgs *>(a);
+    std::this_thread::sleep_for(std::chrono::milliseconds(k->sleep_ms));
+    for (size_t i = 0; i < k->n; i++)
+        simhipDeviceWrite(k->dst + i, &k->value, sizeof(int));
+    g_kernels_done++;
+}
+
+bool wait_for(const std::function<bool()> &cond, int ms = 5000)
+{
+    for (int i = 0; i < ms; i++) {
+        if (cond())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return cond();
+}
+
+bool range_state(void *p, sp_range_state *st)
+{
+    sp_reg_lock();
+    sp_range *r = sp_reg_find((uintptr_t)p);
+    bool found = r != nullptr;
+    if (found)
+        *st = r->state;
+    sp_reg_unlock();
+    return found;
+}
+
+bool runtime_has(void *p)
+{
+    void *d = nullptr;
+    return hipHostGetDevicePointer(&d, p, 0) == hipSuccess;
+}
+
+class Core : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        static bool once = false;
+        if (!once) {
+            sp_init();
+            g_saved = sp_real;
+            once = true;
+        }
+        ASSERT_EQ(sp_reaper_drain(5000), 0u);
+        sp_real = g_saved;
+        sp_real.hipHostRegister = wrap_register;
+        sp_real.hipHostUnregister = wrap_unregister;
+        sp_real.free = wrap_free;
+        sp_real.munmap = wrap_munmap;
+        sp_opt.sync_unregister = 0;
+        sp_opt.revive = 1;
+        sp_opt.log_level = SP_LOG_ERROR; // keep expected diagnostics quiet
+        g_real_register = g_real_unregister = 0;
+        g_kernels_done = g_kernels_expected = 0;
+        g_unregister_before_kernels = 0;
+        g_real_call_in_hostfn = 0;
+        g_freed = g_unmapped = 0;
+        g_unmap_count = 0;
+        ASSERT_EQ(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking), hipSuccess);
+        sp_reg_lock();
+        sp_streams_add(nb, hipStreamNonBlocking, 0);
+        sp_reg_unlock();
+    }
+    void TearDown() override
+    {
+        EXPECT_EQ(sp_reaper_drain(5000), 0u);
+        sp_reg_lock();
+        sp_streams_remove(nb);
+        sp_reg_unlock();
+        hipStreamDestroy(nb);
+        sp_real = g_saved;
+    }
+    uint64_t code(sp_code c) { return __atomic_load_n(&sp_stat.code_count[c], __ATOMIC_RELAXED); }
+    hipStream_t nb = nullptr;
+};
+
+const size_t N = 4096;
+
+} // namespace
+
+TEST_F(Core, UnregisterDefersRealUnregisterUntilDeviceWorkIsDone)
+{
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 7, 150};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    // Returned while the kernel still runs: nothing real has happened yet.
+    EXPECT_EQ(g_kernels_done.load(), 0);
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    EXPECT_TRUE(runtime_has(buf));
+    sp_range_state st;
+    ASSERT_TRUE(range_state(buf, &st));
+    EXPECT_EQ(st, SP_RANGE_RELEASING);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    EXPECT_FALSE(runtime_has(buf));
+    for (size_t i = 0; i < N; i++)
+        ASSERT_EQ(buf[i], 7);
+    EXPECT_FALSE(range_state(buf, &st));
+    free(buf);
+}
+
+TEST_F(Core, ReleaseWaitsForEveryStream)
+{
+    hipStream_t nb2, blocking;
+    ASSERT_EQ(hipStreamCreateWithFlags(&nb2, hipStreamNonBlocking), hipSuccess);
+    ASSERT_EQ(hipStreamCreate(&blocking), hipSuccess);
+    sp_reg_lock();
+    sp_streams_add(nb2, hipStreamNonBlocking, 0);
+    sp_streams_add(blocking, 0, 0);
+    sp_reg_unlock();
+    int *buf = static_cast<int *>(aligned_alloc(4096, 3 * N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, 3 * N * sizeof(int), 0), hipSuccess);
+    KArgs k1{buf, N, 1, 60}, k2{buf + N, N, 2, 120}, k3{buf + 2 * N, N, 3, 180};
+    g_kernels_expected = 3;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k1), hipSuccess);
+    ASSERT_EQ(simhipLaunchKernel(nb2, kernel_fill, &k2), hipSuccess);
+    ASSERT_EQ(simhipLaunchKernel(blocking, kernel_fill, &k3), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    EXPECT_EQ(buf[0], 1);
+    EXPECT_EQ(buf[N], 2);
+    EXPECT_EQ(buf[2 * N], 3);
+    sp_reg_lock();
+    sp_streams_remove(nb2);
+    sp_streams_remove(blocking);
+    sp_reg_unlock();
+    hipStreamDestroy(nb2);
+    hipStreamDestroy(blocking);
+    free(buf);
+}
+
+TEST_F(Core, DestroyedStreamNeverMakesAReleaseHang)
+{
+    hipStream_t s;
+    ASSERT_EQ(sp_stream_create_with_flags(&s, hipStreamNonBlocking), hipSuccess);
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 9, 120};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(s, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_stream_destroy(s), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    EXPECT_EQ(buf[N - 1], 9);
+    free(buf);
+}
+
+TEST_F(Core, NestingCountsIdenticalRegistrations)
+{
+    int *buf = static_cast<int *>(malloc(N));
+    ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
+    ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
+    EXPECT_EQ(g_real_register.load(), 1);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    sp_range_state st;
+    ASSERT_TRUE(range_state(buf, &st));
+    EXPECT_EQ(st, SP_RANGE_LIVE);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(sp_host_unregister(buf), hipErrorHostMemoryNotRegistered);
+    free(buf);
+}
+
+TEST_F(Core, OverlapWithALiveRegistrationIsRefused)
+{
+    char *buf = static_cast<char *>(malloc(2 * N));
+    ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
+    uint64_t before = code(SP_OVERLAPPING_REGISTER);
+    EXPECT_EQ(sp_host_register(buf + 16, N, 0), hipErrorHostMemoryAlreadyRegistered);
+    EXPECT_EQ(sp_host_register(buf, 2 * N, 0), hipErrorHostMemoryAlreadyRegistered);
+    EXPECT_EQ(sp_host_register(buf, N, hipHostRegisterMapped), hipErrorHostMemoryAlreadyRegistered);
+    EXPECT_EQ(code(SP_OVERLAPPING_REGISTER), before + 3);
+    // Adjacent, no shared byte: a distinct registration.
+    EXPECT_EQ(sp_host_register(buf + N, N, 0), hipSuccess);
+    EXPECT_EQ(g_real_register.load(), 2);
+    EXPECT_EQ(sp_host_unregister(buf + N), hipSuccess);
+    EXPECT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    free(buf);
+}
+
+TEST_F(Core, ReviveIdenticalPendingRegistration)
+{
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 5, 150};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    uint64_t revived = sp_stat.revived;
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    EXPECT_EQ(sp_stat.revived, revived + 1);
+    EXPECT_EQ(g_real_register.load(), 1); // not pinned again
+    sp_range_state st;
+    ASSERT_TRUE(range_state(buf, &st));
+    EXPECT_EQ(st, SP_RANGE_LIVE);
+    ASSERT_TRUE(wait_for([] { return g_kernels_done.load() == 1; }));
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 0); // the revived range stays registered
+    EXPECT_TRUE(runtime_has(buf));
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    free(buf);
+}
+
+TEST_F(Core, NoReviveWhenDisabledOrDifferent)
+{
+    int *buf = static_cast<int *>(aligned_alloc(4096, 2 * N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 5, 100};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    // Larger: waits for the pending release, then a fresh real register.
+    ASSERT_EQ(sp_host_register(buf, 2 * N * sizeof(int), 0), hipSuccess);
+    EXPECT_EQ(g_kernels_done.load(), 1);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_real_register.load(), 2);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    sp_opt.revive = 0;
+    ASSERT_EQ(sp_host_register(buf, 2 * N * sizeof(int), 0), hipSuccess);
+    EXPECT_EQ(g_real_register.load(), 3);
+    EXPECT_EQ(g_real_unregister.load(), 2);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    free(buf);
+}
+
+TEST_F(Core, NoReviveAfterFree)
+{
+    int *buf = static_cast<int *>(malloc(N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 5, 100};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    sp_free(buf); // deferred: the kernel still writes there
+    EXPECT_EQ(g_freed.load(), 0u);
+    sp_reg_lock();
+    sp_range *r = sp_reg_find((uintptr_t)buf);
+    bool freed = r && r->freed;
+    sp_reg_unlock();
+    EXPECT_TRUE(freed);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_freed.load(), (uintptr_t)buf);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+}
+
+TEST_F(Core, BadArgumentsGetDocumentedCodes)
+{
+    char *buf = static_cast<char *>(malloc(N));
+    EXPECT_EQ(sp_host_register(nullptr, N, 0), hipErrorInvalidValue);
+    EXPECT_EQ(sp_host_register(buf, 0, 0), hipErrorInvalidValue);
+    EXPECT_EQ(sp_host_unregister(nullptr), hipErrorInvalidValue);
+    uint64_t unknown = code(SP_UNREGISTER_UNKNOWN);
+    EXPECT_EQ(sp_host_unregister(buf), hipErrorHostMemoryNotRegistered);
+    EXPECT_EQ(code(SP_UNREGISTER_UNKNOWN), unknown + 1);
+    ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
+    uint64_t interior = code(SP_UNREGISTER_INTERIOR);
+    EXPECT_EQ(sp_host_unregister(buf + 100), hipErrorHostMemoryNotRegistered);
+    EXPECT_EQ(code(SP_UNREGISTER_INTERIOR), interior + 1);
+    sp_range_state st;
+    ASSERT_TRUE(range_state(buf, &st));
+    EXPECT_EQ(st, SP_RANGE_LIVE);
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    uint64_t hf = code(SP_HIPFREE_HOST_POINTER);
+    EXPECT_EQ(sp_hip_free(buf + 8), hipErrorInvalidValue);
+    EXPECT_EQ(code(SP_HIPFREE_HOST_POINTER), hf + 1);
+    EXPECT_TRUE(runtime_has(buf));
+    EXPECT_EQ(sp_host_unregister(buf), hipSuccess);
+    uint64_t dbl = code(SP_DOUBLE_UNREGISTER);
+    EXPECT_EQ(sp_host_unregister(buf), hipErrorHostMemoryNotRegistered);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(sp_host_unregister(buf), hipErrorHostMemoryNotRegistered);
+    EXPECT_EQ(code(SP_DOUBLE_UNREGISTER), dbl + 2);
+    free(buf);
+}
+
+TEST_F(Core, SyncUnregisterWaitsForItsRelease)
+{
+    sp_opt.sync_unregister = 1;
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 3, 80};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    EXPECT_EQ(g_kernels_done.load(), 1);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_FALSE(runtime_has(buf));
+    free(buf);
+}
+
+TEST_F(Core, AttributesOfAPendingReleaseAnswerAsNeverRegistered)
+{
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    static char never_registered[64];
+    hipPointerAttribute_t want, got;
+    memset(&want, 0, sizeof(want));
+    memset(&got, 0, sizeof(got));
+    hipError_t want_err = g_saved.hipPointerGetAttributes(&want, never_registered);
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    EXPECT_EQ(sp_pointer_get_attributes(&got, buf), hipSuccess);
+    KArgs k{buf, N, 3, 100};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    memset(&got, 0, sizeof(got));
+    EXPECT_EQ(sp_pointer_get_attributes(&got, buf), want_err);
+    EXPECT_EQ(got.memoryType, want.memoryType);
+    EXPECT_TRUE(runtime_has(buf)); // the runtime still has it: safepin answered
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    free(buf);
+}
+
+TEST_F(Core, MunmapIsDeferredAndFixedMmapWaitsForIt)
+{
+    size_t len = 16 * 4096;
+    int *map = static_cast<int *>(mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(map, MAP_FAILED);
+    ASSERT_EQ(sp_host_register(map, len, 0), hipSuccess);
+    KArgs k{map, len / sizeof(int), 4, 120};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    uint64_t fwr = code(SP_FREED_WHILE_REGISTERED);
+    ASSERT_EQ(sp_munmap(map, len), 0); // still registered: released, unmap deferred
+    EXPECT_EQ(code(SP_FREED_WHILE_REGISTERED), fwr + 1);
+    EXPECT_EQ(g_unmap_count.load(), 0);
+    void *again = sp_mmap(map, len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    ASSERT_EQ(again, (void *)map);
+    // The fixed mapping ran only after the kernel, the release and the unmap.
+    EXPECT_EQ(g_unmap_count.load(), 1);
+    EXPECT_EQ(g_kernels_done.load(), 1);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    EXPECT_EQ(map[0], 0); // a fresh mapping: untouched by old device work
+    munmap(map, len);
+}
+
+namespace {
+std::atomic<int> g_cb_result{-1};
+void *g_cb_buf;
+void unregister_in_callback(hipStream_t, hipError_t, void *)
+{
+    g_cb_result = sp_host_unregister(g_cb_buf);
+}
+} // namespace
+
+TEST_F(Core, UnregisterFromAHostFunctionMakesNoRuntimeCall)
+{
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    g_cb_buf = buf;
+    g_cb_result = -1;
+    sp_opt.sync_unregister = 1; // must not be honoured inside a host function
+    ASSERT_EQ(sp_stream_add_callback(nb, unregister_in_callback, nullptr, 0), hipSuccess);
+    ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
+    EXPECT_EQ(g_cb_result.load(), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_real_call_in_hostfn.load(), 0);
+    free(buf);
+}
+
+namespace {
+struct CaptureCtx {
+    hipStream_t s;
+    std::atomic<int> phase{0};
+    hipError_t end = hipErrorUnknown;
+};
+} // namespace
+
+TEST_F(Core, CaptureDefersMarkersAndIsNeverInvalidated)
+{
+    hipStream_t cs;
+    ASSERT_EQ(sp_stream_create(&cs), hipSuccess); // a blocking stream: the null marker must wait
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    CaptureCtx ctx;
+    ctx.s = cs;
+    std::thread t([&] {
+        EXPECT_EQ(sp_stream_begin_capture(ctx.s, hipStreamCaptureModeGlobal), hipSuccess);
+        ctx.phase = 1;
+        while (ctx.phase.load() != 2)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        hipGraph_t g = nullptr;
+        ctx.end = sp_stream_end_capture(ctx.s, &g);
+        if (g)
+            hipGraphDestroy(g);
+    });
+    ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
+    uint64_t deferred = sp_stat.capture_deferrals;
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_TRUE(wait_for([&] { return sp_stat.capture_deferrals > deferred; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(g_real_unregister.load(), 0); // still waiting for the capture
+    ctx.phase = 2;
+    t.join();
+    EXPECT_EQ(ctx.end, hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
+    free(buf);
+}
+
+TEST_F(Core, ForkedChildStartsEmptyAndWorks)
+{
+    char *buf = static_cast<char *>(malloc(N));
+    ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(10);
+        char out[2];
+        sp_reg_lock();
+        out[0] = sp_reg_count() == 0 ? 'E' : 'X';
+        sp_reg_unlock();
+        char *mine = static_cast<char *>(malloc(N));
+        // The runtime's answer in a child is its business; safepin must
+        // track and release without hanging.
+        hipError_t e = sp_host_register(mine, N, 0);
+        if (e == hipSuccess)
+            e = sp_host_unregister(mine);
+        out[1] = sp_reaper_drain(3000) == 0 ? 'D' : 'H';
+        (void)!write(fds[1], out, 2);
+        _exit(0);
+    }
+    close(fds[1]);
+    char got[2] = {0, 0};
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    ASSERT_GT(poll(&pfd, 1, 15000), 0);
+    ASSERT_EQ(read(fds[0], got, 2), 2);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    EXPECT_EQ(got[0], 'E');
+    EXPECT_EQ(got[1], 'D');
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    free(buf);
+}
+
+// Runs only in the child started by ExitDrains...: a fresh process whose
+// exit() must drain the pending release before the runtime goes.
+TEST(CoreChild, ExitDrainBody)
+{
+    if (!getenv("CORE_CHILD_FD"))
+        GTEST_SKIP() << "only run as the child of Core.ExitDrainsPendingReleasesBeforeTheRuntimeGoes";
+    static int fd = atoi(getenv("CORE_CHILD_FD"));
+    sp_init();
+    g_saved = sp_real;
+    hipStream_t s;
+    ASSERT_EQ(sp_stream_create_with_flags(&s, hipStreamNonBlocking), hipSuccess);
+    int *b = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    static KArgs k{b, N, 8, 200};
+    g_kernels_expected = 1;
+    ASSERT_EQ(sp_host_register(b, N * sizeof(int), 0), hipSuccess);
+    ASSERT_EQ(simhipLaunchKernel(s, kernel_fill, &k), hipSuccess);
+    sp_real.hipHostUnregister = [](void *p) -> hipError_t {
+        char c = g_kernels_done.load() == 1 ? 'K' : 'E';
+        (void)!write(fd, &c, 1);
+        return g_saved.hipHostUnregister(p);
+    };
+    ASSERT_EQ(sp_host_unregister(b), hipSuccess);
+    exit(0); // the on_exit drain runs the real unregister, after the kernel
+}
+
+TEST_F(Core, ExitDrainsPendingReleasesBeforeTheRuntimeGoes)
+{
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        char fdbuf[16];
+        snprintf(fdbuf, sizeof(fdbuf), "%d", fds[1]);
+        setenv("CORE_CHILD_FD", fdbuf, 1);
+        execl("/proc/self/exe", "unit_tests", "--gtest_filter=CoreChild.ExitDrainBody",
+              (char *)nullptr);
+        _exit(127);
+    }
+    close(fds[1]);
+    char c = 0;
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    ASSERT_GT(poll(&pfd, 1, 15000), 0);
+    ASSERT_EQ(read(fds[0], &c, 1), 1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    EXPECT_EQ(c, 'K');
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
