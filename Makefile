@@ -46,6 +46,8 @@ LEGACY_SRC := $(wildcard tests/legacy/*.c)
 LEGACY_BIN := $(patsubst tests/legacy/%.c,$(B)/tests/legacy/%,$(LEGACY_SRC))
 SANITY_SRC := $(wildcard tests/sanity/*.c)
 SANITY_BIN := $(patsubst tests/sanity/%.c,$(B)/tests/sanity/%,$(SANITY_SRC))
+DIAG_SRC   := $(wildcard tests/diag/*.c)
+DIAG_BIN   := $(patsubst tests/diag/%.c,$(B)/tests/diag/%,$(DIAG_SRC))
 UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
@@ -57,7 +59,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install clean san-builds
-all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
+all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
 
 deps:
 	@scripts/install-deps
@@ -89,6 +91,10 @@ $(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h simhip/simhip.h
 	$(CC) $(CFLAGS) -Isimhip -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
