@@ -1,0 +1,75 @@
+/*
+ * config.c - environment (personality, op delay, device count), one-time
+ * initialization and fork handling.
+ *
+ * The environment is read once, at the first runtime call. Tests that need
+ * another personality set it before that call, in a fresh process (death or
+ * exit tests in "threadsafe" style).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct sh_config sh_cfg = { SH_CURRENT, 0, 1 };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&sh_dev_lock);
+    pthread_rwlock_wrlock(&sh_mem_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_rwlock_unlock(&sh_mem_lock);
+    pthread_mutex_unlock(&sh_dev_lock);
+}
+
+/* The child has one thread: no worker exists, so queued work is forgotten
+ * and workers restart on demand; captures die with their threads. */
+static void atfork_child(void)
+{
+    pthread_rwlock_unlock(&sh_mem_lock);
+    pthread_cond_init(&sh_dev_cond, NULL);
+    sh_stream_atfork_child();
+    sh_capture_atfork_child();
+    pthread_mutex_unlock(&sh_dev_lock);
+}
+
+static void init_once(void)
+{
+    const char *p = getenv("SIMHIP_PERSONALITY");
+    if (p && strcmp(p, "legacy") == 0)
+        sh_cfg.personality = SH_LEGACY;
+    const char *d = getenv("SIMHIP_OP_DELAY_US");
+    if (d && *d)
+        sh_cfg.delay_us = (unsigned)strtoul(d, NULL, 10);
+    const char *n = getenv("SIMHIP_DEVICES");
+    if (n && *n) {
+        long v = strtol(n, NULL, 10);
+        if (v < 1)
+            v = 1;
+        if (v > SH_MAX_DEVICES)
+            v = SH_MAX_DEVICES;
+        sh_cfg.ndevices = (int)v;
+    }
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+void sh_init(void)
+{
+    pthread_once(&once, init_once);
+}
+
+void sh_sleep_us(unsigned us)
+{
+    if (!us)
+        return;
+    struct timespec ts = { us / 1000000u, (long)(us % 1000000u) * 1000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}

@@ -1,0 +1,199 @@
+/*
+ * internal.h - what simhip's files share. Nothing here is exported: the
+ * version script (libamdhip64.map) makes every non-hip* symbol local.
+ *
+ * Rule: simhip never calls its own exported hip* functions (safepin
+ * interposes them with LD_PRELOAD and must only see the program's calls).
+ * Every exported function is a thin wrapper around an sh_* function here.
+ *
+ * Locks, in the only order they may nest:
+ *   sh_dev_lock (streams, events, captures; one condition variable sh_dev_cond)
+ *   -> sh_mem_lock (the range table: allocations and registrations)
+ * Device operations run on stream worker threads with no lock held, except
+ * sh_mem_lock (read) around each checked access.
+ */
+#ifndef SIMHIP_INTERNAL_H
+#define SIMHIP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <hip/hip_runtime_api.h>
+
+#include "simhip.h"
+
+#define SH_MAX_DEVICES 16
+
+/* ---- config.c: environment, one-time init, fork ------------------------ */
+enum sh_personality { SH_CURRENT, SH_LEGACY };
+
+struct sh_config {
+    enum sh_personality personality; /* SIMHIP_PERSONALITY=current|legacy */
+    unsigned delay_us;               /* SIMHIP_OP_DELAY_US */
+    int ndevices;                    /* SIMHIP_DEVICES (1..SH_MAX_DEVICES) */
+};
+extern struct sh_config sh_cfg;
+
+void sh_init(void);                  /* idempotent, called by every entry point */
+int sh_current_device(void);
+void sh_sleep_us(unsigned us);
+
+/* ---- errors.c -------------------------------------------------------- */
+hipError_t sh_ret(hipError_t e);     /* records e as the thread's last error */
+const char *sh_error_name(hipError_t e);
+const char *sh_error_string(hipError_t e);
+/* Print "simhip: <msg>" to stderr (one write) and abort(). */
+_Noreturn void sh_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- work items: what a stream executes or a graph node replays -------- */
+enum sh_work_kind { W_COPY, W_MEMSET, W_KERNEL, W_HOSTFN, W_CALLBACK, W_MARKER, W_NOP };
+
+struct sh_event;
+
+struct sh_work {
+    enum sh_work_kind kind;
+    void *dst;
+    const void *src;
+    size_t n;               /* bytes (copy), elements (memset) */
+    bool check_dst, check_src; /* false: a pageable side, not checked */
+    int value;              /* memset value */
+    unsigned elem;          /* memset element size: 1 or 4 */
+    simhipKernel_t kfn;
+    hipHostFn_t hfn;
+    hipStreamCallback_t cb;
+    hipStream_t handle;     /* the handle the program named (callbacks) */
+    void *arg;              /* kernel args / host function user data */
+    struct sh_event *ev;    /* marker */
+    uint64_t ev_gen;
+};
+
+/* ---- stream.c -------------------------------------------------------- */
+struct sh_stream;
+struct sh_capture;
+
+struct sh_dep {
+    struct sh_stream *s;
+    uint64_t seq;
+};
+
+struct sh_op {
+    struct sh_op *next;
+    uint64_t seq;
+    struct sh_work w;
+    struct sh_dep *deps;
+    size_t ndeps;
+};
+
+struct sh_stream {
+    struct sh_stream *next_all;  /* sh_streams list */
+    int device;
+    unsigned flags;
+    int priority;
+    bool is_null, per_thread, blocking, destroyed, worker_running;
+    hipStream_t handle;          /* 0, hipStreamPerThread or the struct itself */
+    struct sh_op *head, *tail;
+    uint64_t enq_seq, done_seq;  /* ops enqueued / completed (in order) */
+    int refs;
+    struct sh_capture *capture;  /* non-NULL while capturing */
+};
+
+extern pthread_mutex_t sh_dev_lock;
+extern pthread_cond_t sh_dev_cond;
+extern struct sh_stream *sh_streams;
+
+/* Resolve a program's handle (dev lock held). NULL: invalid handle. */
+struct sh_stream *sh_stream_lookup_locked(hipStream_t h);
+void sh_stream_ref_locked(struct sh_stream *s);
+void sh_stream_unref_locked(struct sh_stream *s);
+
+/* Enqueue w on s (dev lock held), after extra (may be NULL). A capturing
+ * stream records a graph node instead (*seq = 0). */
+hipError_t sh_enqueue_locked(struct sh_stream *s, const struct sh_work *w,
+                             const struct sh_dep *extra, size_t nextra, uint64_t *seq);
+/* Wait (dev lock held) until s has completed op seq; api names the caller
+ * for the deadlock report. */
+void sh_wait_locked(struct sh_stream *s, uint64_t seq, const char *api);
+/* Resolve h and enqueue w (takes the dev lock). *out (optional) gets a
+ * referenced stream, to be released with sh_stream_unref_locked. */
+hipError_t sh_enqueue_handle(hipStream_t h, const struct sh_work *w, uint64_t *seq,
+                             struct sh_stream **out);
+
+enum sh_sync_scope {
+    SYNC_STREAM,        /* one stream (the null stream: plus blocking streams) */
+    SYNC_DEVICE,        /* every stream of one device */
+    SYNC_ALL_DEVICES,   /* every stream of every device */
+    SYNC_NULL_ALL_DEVICES /* each device's null stream (with its blocking rules) */
+};
+void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const char *api);
+
+/* Fork: forget worker threads and queued work (child side). */
+void sh_stream_atfork_child(void);
+
+/* ---- ops.c: executing work on a worker thread ------------------------ */
+void sh_execute(struct sh_stream *s, struct sh_op *op);
+/* The stream whose host function runs on this thread (NULL otherwise). */
+extern _Thread_local struct sh_stream *sh_tl_hostfn_stream;
+extern _Thread_local uint64_t sh_tl_hostfn_seq;
+
+/* ---- memory.c: the range table and device access checks -------------- */
+enum sh_range_kind { R_DEVICE, R_HOSTMALLOC, R_REGISTERED };
+
+struct sh_range {
+    uintptr_t base;
+    size_t size;
+    unsigned flags;
+    enum sh_range_kind kind;
+    int device;
+    bool unregistering;          /* hipHostUnregister in progress */
+    int attr_busy;               /* hipPointerGetAttributes in progress */
+};
+
+extern pthread_rwlock_t sh_mem_lock;
+/* 1: every byte of [p, p+n) lies in some range of the table (no mincore). */
+bool sh_mem_covered(const void *p, size_t n);
+/* 1: p lies in a hipMalloc allocation. */
+bool sh_mem_is_device(const void *p);
+/* Checked device access: fault (line + abort) unless every byte is covered
+ * by a live range and mapped; then copy. dst/src: check_dst/check_src. */
+void sh_device_copy(void *dst, const void *src, size_t n, bool check_dst, bool check_src);
+void sh_device_fill(void *dst, int value, unsigned elem, size_t count);
+
+/* ---- capture.c --------------------------------------------------------- */
+struct sh_graph {
+    struct sh_work *nodes;
+    size_t n, cap;
+};
+struct sh_capture {
+    struct sh_capture *next;
+    struct sh_stream *s;
+    hipStreamCaptureMode mode;
+    pthread_t thread;
+    unsigned long long id;
+    bool invalidated;
+    struct sh_graph *graph;
+};
+/* 900 when a capture forbids this call from this thread (invalidating that
+ * capture in the current personality); s: the stream operated on, or NULL. */
+hipError_t sh_capture_check(struct sh_stream *s);
+hipError_t sh_capture_add_locked(struct sh_capture *c, const struct sh_work *w);
+/* End a capture without a graph (its stream is being destroyed). */
+void sh_capture_drop_locked(struct sh_capture *c);
+void sh_capture_atfork_child(void);
+
+/* ---- event.c ----------------------------------------------------------- */
+struct sh_event {
+    struct sh_event *next_all;
+    unsigned flags;
+    struct sh_stream *s;         /* stream of the last real record */
+    uint64_t seq;                /* its marker op */
+    uint64_t gen;                /* record generation */
+    bool recorded, destroyed, t_valid;
+    double t_ms;                 /* CLOCK_MONOTONIC at marker execution */
+    int refs;
+};
+void sh_event_ref_locked(struct sh_event *e);
+void sh_event_unref_locked(struct sh_event *e);
+void sh_event_marker(struct sh_event *e, uint64_t gen); /* runs on the worker */
+
+#endif /* SIMHIP_INTERNAL_H */

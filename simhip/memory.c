@@ -1,0 +1,520 @@
+/*
+ * memory.c - the range table (hipMalloc, hipHostMalloc and registered host
+ * ranges), the device's access checks, and the allocation / registration
+ * API with the runtime behaviours of DESIGN section 3.
+ *
+ * The table is a sorted array of non-overlapping ranges under sh_mem_lock.
+ * A device address of registered or hipHostMalloc memory is the host
+ * address itself (identity mapping); hipMalloc memory is simhip's own mmap.
+ *
+ * Race detection (hipPointerGetAttributes vs hipHostUnregister on one
+ * range): each range carries an "unregistering" marker, held for the whole
+ * unregister (synchronize, munlock, and a fixed UNREG_WINDOW_US), and an
+ * "attr_busy" count, held for ATTR_WINDOW_US by each attribute query (which
+ * takes that long for unknown memory too). Either side finding the other's
+ * marker aborts, as the real runtime crashes.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define UNREG_WINDOW_US 50
+#define ATTR_WINDOW_US 20
+
+pthread_rwlock_t sh_mem_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static struct sh_range **ranges;
+static size_t nranges, cranges;
+
+static uintptr_t page_size(void)
+{
+    static uintptr_t pg;
+    if (!pg)
+        pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return pg;
+}
+
+/* ---- the table (sh_mem_lock held) ------------------------------------ */
+
+/* Index of the first range whose base is > a. */
+static size_t upper_bound(uintptr_t a)
+{
+    size_t lo = 0, hi = nranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ranges[mid]->base <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static struct sh_range *find_containing(uintptr_t a)
+{
+    size_t i = upper_bound(a);
+    if (i == 0)
+        return NULL;
+    struct sh_range *r = ranges[i - 1];
+    return a - r->base < r->size ? r : NULL;
+}
+
+static struct sh_range *find_overlap(uintptr_t b, size_t n)
+{
+    struct sh_range *r = find_containing(b);
+    if (r)
+        return r;
+    size_t i = upper_bound(b);
+    if (i < nranges && ranges[i]->base - b < n)
+        return ranges[i];
+    return NULL;
+}
+
+static int table_insert(struct sh_range *r)
+{
+    if (nranges == cranges) {
+        size_t nc = cranges ? cranges * 2 : 64;
+        struct sh_range **nr = realloc(ranges, nc * sizeof *nr);
+        if (!nr)
+            return -1;
+        ranges = nr;
+        cranges = nc;
+    }
+    size_t i = upper_bound(r->base);
+    memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
+    ranges[i] = r;
+    nranges++;
+    return 0;
+}
+
+static void table_remove(struct sh_range *r)
+{
+    for (size_t i = 0; i < nranges; i++) {
+        if (ranges[i] == r) {
+            memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);
+            nranges--;
+            return;
+        }
+    }
+}
+
+/* ---- device access ------------------------------------------------------ */
+
+/* First page of [a, a+n) that is not mapped (mincore fails), or 0. */
+static uintptr_t first_unmapped(uintptr_t a, size_t n)
+{
+    uintptr_t pg = page_size();
+    uintptr_t start = a & ~(pg - 1), end = a + n;
+    unsigned char vec[256];
+    for (uintptr_t x = start; x < end; x += 256 * pg) {
+        size_t len = end - x < 256 * pg ? end - x : 256 * pg;
+        if (mincore((void *)x, len, vec) == 0)
+            continue;
+        for (uintptr_t y = x; y < x + len; y += pg)
+            if (mincore((void *)y, pg, vec) != 0)
+                return y;
+    }
+    return 0;
+}
+
+/* true: every byte of [a, a+n) is in a live range and mapped. *bad: the
+ * first faulting page otherwise. */
+static bool accessible(uintptr_t a, size_t n, uintptr_t *bad)
+{
+    uintptr_t end = a + n, p = a;
+    if (end < a) {
+        *bad = a;
+        return false;
+    }
+    while (p < end) {
+        struct sh_range *r = find_containing(p);
+        if (!r) {
+            *bad = p;
+            return false;
+        }
+        p = r->base + r->size;
+    }
+    uintptr_t u = first_unmapped(a, n);
+    if (u) {
+        *bad = u;
+        return false;
+    }
+    return true;
+}
+
+/* The address of the last device fault, for post-mortem tools
+ * (simhip_last_fault_address, simhip_ext). */
+static uintptr_t last_fault_addr;
+
+uintptr_t simhip_last_fault_address(void);
+uintptr_t simhip_last_fault_address(void)
+{
+    return __atomic_load_n(&last_fault_addr, __ATOMIC_RELAXED);
+}
+
+static _Noreturn void gpu_fault(uintptr_t addr)
+{
+    __atomic_store_n(&last_fault_addr, addr, __ATOMIC_RELAXED);
+    char buf[256];
+    int n = snprintf(buf, sizeof buf,
+                     "Memory access fault by GPU node-1 (Agent handle: 0x%lx) on address 0x%lx. "
+                     "Reason: Page not present or supervisor privilege.\n",
+                     (unsigned long)(uintptr_t)&sh_cfg, (unsigned long)(addr & ~(page_size() - 1)));
+    ssize_t w = write(2, buf, (size_t)n);
+    (void)w;
+    abort();
+}
+
+void sh_device_copy(void *dst, const void *src, size_t n, bool check_dst, bool check_src)
+{
+    uintptr_t bad;
+    if (!n)
+        return;
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    if (check_src && !accessible((uintptr_t)src, n, &bad))
+        gpu_fault(bad);
+    if (check_dst && !accessible((uintptr_t)dst, n, &bad))
+        gpu_fault(bad);
+    memmove(dst, src, n);
+    pthread_rwlock_unlock(&sh_mem_lock);
+}
+
+void sh_device_fill(void *dst, int value, unsigned elem, size_t count)
+{
+    uintptr_t bad;
+    if (!count)
+        return;
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    if (!accessible((uintptr_t)dst, count * elem, &bad))
+        gpu_fault(bad);
+    if (elem == 1) {
+        memset(dst, value, count);
+    } else {
+        uint32_t v = (uint32_t)value;
+        for (size_t i = 0; i < count; i++)
+            memcpy((char *)dst + i * 4, &v, 4);
+    }
+    pthread_rwlock_unlock(&sh_mem_lock);
+}
+
+bool sh_mem_covered(const void *ptr, size_t n)
+{
+    uintptr_t p = (uintptr_t)ptr, end = p + n;
+    bool ok = true;
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    while (p < end) {
+        struct sh_range *r = find_containing(p);
+        if (!r) {
+            ok = false;
+            break;
+        }
+        p = r->base + r->size;
+    }
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return ok;
+}
+
+bool sh_mem_is_device(const void *ptr)
+{
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)ptr);
+    bool dev = r && r->kind == R_DEVICE;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return dev;
+}
+
+/* ---- allocations -------------------------------------------------------- */
+
+static hipError_t alloc_range(void **ptr, size_t size, unsigned flags, enum sh_range_kind kind)
+{
+    if (!ptr)
+        return hipErrorInvalidValue;
+    if (size == 0) {
+        *ptr = NULL;
+        return hipSuccess;
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return hipErrorOutOfMemory;
+    struct sh_range *r = calloc(1, sizeof *r);
+    if (!r)
+        goto unmap;
+    r->base = (uintptr_t)p;
+    r->size = size;
+    r->flags = flags;
+    r->kind = kind;
+    r->device = sh_current_device();
+    pthread_rwlock_wrlock(&sh_mem_lock);
+    int rc = table_insert(r);
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (rc != 0)
+        goto free_range;
+    *ptr = p;
+    return hipSuccess;
+free_range:
+    free(r);
+unmap:
+    munmap(p, size);
+    return hipErrorOutOfMemory;
+}
+
+/* Free an allocation of the given kind: synchronizes the device first. */
+static hipError_t free_range(void *p, enum sh_range_kind kind, const char *api)
+{
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)p);
+    bool registered = r && r->kind == R_REGISTERED;
+    bool ok = r && r->base == (uintptr_t)p && (r->kind == kind || kind == R_DEVICE);
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (registered && kind == R_DEVICE)
+        sh_die("runtime abort: Memobj map does not have ptr: 0x%lx", (unsigned long)(uintptr_t)p);
+    if (!ok)
+        return hipErrorInvalidValue;
+    sh_sync(SYNC_DEVICE, NULL, sh_current_device(), api);
+    pthread_rwlock_wrlock(&sh_mem_lock);
+    r = find_containing((uintptr_t)p);
+    ok = r && r->base == (uintptr_t)p && r->kind != R_REGISTERED;
+    if (ok)
+        table_remove(r);
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (!ok)
+        return hipErrorInvalidValue;
+    munmap((void *)r->base, r->size);
+    free(r);
+    return hipSuccess;
+}
+
+hipError_t hipMalloc(void **ptr, size_t size)
+{
+    sh_init();
+    return sh_ret(alloc_range(ptr, size, 0, R_DEVICE));
+}
+
+hipError_t hipFree(void *ptr)
+{
+    sh_init();
+    if (!ptr)
+        return hipSuccess;
+    hipError_t e = sh_capture_check(NULL);
+    if (e != hipSuccess)
+        return sh_ret(e);
+    return sh_ret(free_range(ptr, R_DEVICE, "hipFree"));
+}
+
+hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
+{
+    sh_init();
+    return sh_ret(alloc_range(ptr, size, flags, R_HOSTMALLOC));
+}
+
+hipError_t hipHostFree(void *ptr)
+{
+    sh_init();
+    if (!ptr)
+        return hipSuccess;
+    return sh_ret(free_range(ptr, R_HOSTMALLOC, "hipHostFree"));
+}
+
+/* ---- registration -------------------------------------------------------- */
+
+/* Fault in every page of [p, p+size) for writing without changing a byte
+ * (an atomic read-modify-write of one byte per page), then lock it. */
+static void pin_pages(uintptr_t p, size_t size)
+{
+    uintptr_t pg = page_size();
+    uintptr_t start = p & ~(pg - 1), end = p + size;
+    for (uintptr_t x = start; x < end; x += pg) {
+        uintptr_t a = x < p ? p : x;
+        atomic_fetch_or_explicit((_Atomic unsigned char *)a, 0, memory_order_relaxed);
+    }
+    /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in. */
+    (void)mlock((void *)start, end - start);
+}
+
+static void unpin_pages(uintptr_t p, size_t size)
+{
+    uintptr_t pg = page_size();
+    uintptr_t start = p & ~(pg - 1);
+    munlock((void *)start, p + size - start);
+}
+
+hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
+{
+    sh_init();
+    if (!hostPtr || !sizeBytes)
+        return sh_ret(hipErrorInvalidValue);
+    hipError_t e = sh_capture_check(NULL);
+    if (e != hipSuccess)
+        return sh_ret(e);
+    uintptr_t p = (uintptr_t)hostPtr;
+    if (p + sizeBytes < p)
+        return sh_ret(hipErrorInvalidValue);
+
+    /* Already registered (or overlapping): success, the old registration
+     * and its size stay (the runtime keeps its old memory object). */
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    bool overlap = find_overlap(p, sizeBytes) != NULL;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (overlap)
+        return hipSuccess;
+    if (first_unmapped(p, sizeBytes))
+        return sh_ret(hipErrorInvalidValue);
+
+    pin_pages(p, sizeBytes);
+
+    struct sh_range *r = calloc(1, sizeof *r);
+    if (!r)
+        return sh_ret(hipErrorOutOfMemory);
+    r->base = p;
+    r->size = sizeBytes;
+    r->flags = flags;
+    r->kind = R_REGISTERED;
+    r->device = sh_current_device();
+    pthread_rwlock_wrlock(&sh_mem_lock);
+    if (find_overlap(p, sizeBytes)) {
+        /* Lost a race with another register: its object wins, our pin leaks. */
+        pthread_rwlock_unlock(&sh_mem_lock);
+        free(r);
+        return hipSuccess;
+    }
+    int rc = table_insert(r);
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (rc != 0) {
+        free(r);
+        return sh_ret(hipErrorOutOfMemory);
+    }
+    return hipSuccess;
+}
+
+hipError_t hipHostUnregister(void *hostPtr)
+{
+    sh_init();
+    if (!hostPtr)
+        return sh_ret(hipErrorInvalidValue);
+    hipError_t e = sh_capture_check(NULL);
+    if (e != hipSuccess)
+        return sh_ret(e);
+    uintptr_t p = (uintptr_t)hostPtr;
+
+    pthread_rwlock_wrlock(&sh_mem_lock);
+    struct sh_range *r = find_containing(p);
+    if (!r || r->kind != R_REGISTERED) {
+        pthread_rwlock_unlock(&sh_mem_lock);
+        return sh_ret(hipErrorHostMemoryNotRegistered);
+    }
+    if (r->base != p || r->unregistering)
+        sh_die("runtime abort: Memobj map does not have ptr: 0x%lx", (unsigned long)p);
+    if (r->attr_busy)
+        sh_die("runtime abort: hipPointerGetAttributes raced hipHostUnregister on 0x%lx",
+               (unsigned long)p);
+    r->unregistering = true;
+    pthread_rwlock_unlock(&sh_mem_lock);
+
+    /* current: every stream of the device; legacy: the null stream only. */
+    if (sh_cfg.personality == SH_CURRENT)
+        sh_sync(SYNC_ALL_DEVICES, NULL, 0, "hipHostUnregister");
+    else
+        sh_sync(SYNC_NULL_ALL_DEVICES, NULL, 0, "hipHostUnregister");
+    unpin_pages(r->base, r->size);
+    sh_sleep_us(UNREG_WINDOW_US);
+
+    pthread_rwlock_wrlock(&sh_mem_lock);
+    table_remove(r);
+    pthread_rwlock_unlock(&sh_mem_lock);
+    free(r);
+    return hipSuccess;
+}
+
+hipError_t hipHostGetDevicePointer(void **devPtr, void *hstPtr, unsigned int flags)
+{
+    sh_init();
+    if (!devPtr || !hstPtr || flags != 0)
+        return sh_ret(hipErrorInvalidValue);
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)hstPtr);
+    bool ok = r && r->kind != R_DEVICE;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (!ok)
+        return sh_ret(hipErrorInvalidValue);
+    *devPtr = hstPtr;
+    return hipSuccess;
+}
+
+hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr)
+{
+    sh_init();
+    if (!flagsPtr || !hostPtr)
+        return sh_ret(hipErrorInvalidValue);
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)hostPtr);
+    bool ok = r && r->kind != R_DEVICE;
+    unsigned flags = ok ? r->flags : 0;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    if (!ok)
+        return sh_ret(hipErrorInvalidValue);
+    *flagsPtr = flags;
+    return hipSuccess;
+}
+
+/*
+ * Unregistered host memory: legacy (5.x) returns hipErrorInvalidValue;
+ * current (6.x) returns hipSuccess with what 6.x reports for
+ * hipMemoryTypeUnregistered, expressed in the 5.2 struct: memoryType 0,
+ * device -1, both pointers NULL, isManaged 0, allocationFlags 0.
+ */
+hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void *ptr)
+{
+    sh_init();
+    if (!attributes || !ptr)
+        return sh_ret(hipErrorInvalidValue);
+    uintptr_t p = (uintptr_t)ptr;
+    hipPointerAttribute_t a;
+    memset(&a, 0, sizeof a);
+
+    pthread_rwlock_wrlock(&sh_mem_lock);
+    struct sh_range *r = find_containing(p);
+    if (!r) {
+        pthread_rwlock_unlock(&sh_mem_lock);
+        /* The runtime's lookup costs as much for unknown memory: a thread
+         * hammering attribute queries never outruns a register loop. */
+        sh_sleep_us(ATTR_WINDOW_US);
+        if (sh_cfg.personality == SH_LEGACY)
+            return sh_ret(hipErrorInvalidValue);
+        a.memoryType = (enum hipMemoryType)0;
+        a.device = -1;
+        *attributes = a;
+        return hipSuccess;
+    }
+    if (r->unregistering)
+        sh_die("runtime abort: hipPointerGetAttributes raced hipHostUnregister on 0x%lx",
+               (unsigned long)r->base);
+    a.device = r->device;
+    a.allocationFlags = r->flags;
+    a.devicePointer = (void *)(r->base + (p - r->base));
+    if (r->kind == R_DEVICE) {
+        a.memoryType = hipMemoryTypeDevice;
+    } else {
+        a.memoryType = hipMemoryTypeHost;
+        a.hostPointer = (void *)p;
+    }
+    bool window = r->kind == R_REGISTERED;
+    if (window)
+        r->attr_busy++;
+    pthread_rwlock_unlock(&sh_mem_lock);
+
+    if (window) {
+        /* The runtime's lookup holds the object this long; an unregister
+         * arriving meanwhile finds attr_busy and aborts. */
+        sh_sleep_us(ATTR_WINDOW_US);
+        pthread_rwlock_wrlock(&sh_mem_lock);
+        r->attr_busy--;
+        pthread_rwlock_unlock(&sh_mem_lock);
+    }
+    *attributes = a;
+    return hipSuccess;
+}

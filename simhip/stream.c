@@ -1,0 +1,553 @@
+/*
+ * stream.c - streams, their worker threads, ordering and synchronization.
+ *
+ * Each stream has a FIFO of ops and one worker thread that executes them in
+ * order. Ordering across streams is expressed as dependencies (stream, seq)
+ * taken at enqueue time:
+ *   - an op on the null stream waits for everything enqueued so far on every
+ *     blocking stream of its device (per-thread default streams included);
+ *   - an op on a blocking stream waits for everything enqueued so far on its
+ *     device's null stream;
+ *   - hipStreamNonBlocking streams take neither;
+ *   - hipStreamWaitEvent adds the event's marker as a dependency.
+ * Everything is guarded by sh_dev_lock; every state change broadcasts
+ * sh_dev_cond, which workers and waiters sleep on (no spinning).
+ *
+ * A wait made from inside a host function is checked first: if what it
+ * waits for depends (directly or through other streams) on the host
+ * function's own op, it would deadlock, and simhip aborts saying so.
+ */
+#include <signal.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+pthread_mutex_t sh_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t sh_dev_cond = PTHREAD_COND_INITIALIZER;
+struct sh_stream *sh_streams;
+
+static struct sh_stream *null_streams[SH_MAX_DEVICES];
+
+/* Per-thread default streams, one per device, destroyed at thread exit. */
+struct pt_set {
+    struct sh_stream *s[SH_MAX_DEVICES];
+};
+static _Thread_local struct pt_set *tl_pt;
+static pthread_key_t pt_key;
+static pthread_once_t pt_once = PTHREAD_ONCE_INIT;
+
+static void pt_destructor(void *v)
+{
+    struct pt_set *p = v;
+    pthread_mutex_lock(&sh_dev_lock);
+    for (int i = 0; i < SH_MAX_DEVICES; i++) {
+        if (p->s[i]) {
+            p->s[i]->destroyed = true;
+            sh_stream_unref_locked(p->s[i]);
+        }
+    }
+    pthread_cond_broadcast(&sh_dev_cond);
+    pthread_mutex_unlock(&sh_dev_lock);
+    free(p);
+}
+
+static void pt_key_init(void)
+{
+    pthread_key_create(&pt_key, pt_destructor);
+}
+
+static struct sh_stream *stream_new_locked(int device, unsigned flags, int prio)
+{
+    struct sh_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->device = device;
+    s->flags = flags;
+    s->priority = prio;
+    s->blocking = !(flags & hipStreamNonBlocking);
+    s->refs = 1;
+    s->handle = (hipStream_t)s;
+    s->next_all = sh_streams;
+    sh_streams = s;
+    return s;
+}
+
+void sh_stream_ref_locked(struct sh_stream *s)
+{
+    s->refs++;
+}
+
+void sh_stream_unref_locked(struct sh_stream *s)
+{
+    if (--s->refs > 0)
+        return;
+    for (struct sh_stream **pp = &sh_streams; *pp; pp = &(*pp)->next_all) {
+        if (*pp == s) {
+            *pp = s->next_all;
+            break;
+        }
+    }
+    free(s);
+}
+
+struct sh_stream *sh_stream_lookup_locked(hipStream_t h)
+{
+    int dev = sh_current_device();
+    if (h == NULL) {
+        if (!null_streams[dev]) {
+            struct sh_stream *s = stream_new_locked(dev, hipStreamDefault, 0);
+            if (!s)
+                return NULL;
+            s->is_null = true;
+            s->handle = NULL;
+            null_streams[dev] = s;
+        }
+        return null_streams[dev];
+    }
+    if (h == hipStreamPerThread) {
+        pthread_once(&pt_once, pt_key_init);
+        if (!tl_pt) {
+            tl_pt = calloc(1, sizeof *tl_pt);
+            if (!tl_pt)
+                return NULL;
+            pthread_setspecific(pt_key, tl_pt);
+        }
+        if (!tl_pt->s[dev]) {
+            struct sh_stream *s = stream_new_locked(dev, hipStreamDefault, 0);
+            if (!s)
+                return NULL;
+            s->per_thread = true;
+            s->handle = hipStreamPerThread;
+            tl_pt->s[dev] = s;
+        }
+        return tl_pt->s[dev];
+    }
+    for (struct sh_stream *s = sh_streams; s; s = s->next_all)
+        if ((hipStream_t)s == h && !s->destroyed && !s->is_null && !s->per_thread)
+            return s;
+    return NULL;
+}
+
+static bool deps_done(const struct sh_op *op)
+{
+    for (size_t i = 0; i < op->ndeps; i++)
+        if (op->deps[i].s->done_seq < op->deps[i].seq)
+            return false;
+    return true;
+}
+
+static void op_free_locked(struct sh_op *op)
+{
+    for (size_t i = 0; i < op->ndeps; i++)
+        sh_stream_unref_locked(op->deps[i].s);
+    if (op->w.kind == W_MARKER && op->w.ev)
+        sh_event_unref_locked(op->w.ev);
+    free(op->deps);
+    free(op);
+}
+
+static void *worker_main(void *arg)
+{
+    struct sh_stream *s = arg;
+    pthread_mutex_lock(&sh_dev_lock);
+    for (;;) {
+        while (!s->head && !s->destroyed)
+            pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
+        if (!s->head)
+            break;
+        struct sh_op *op = s->head;
+        while (!deps_done(op))
+            pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
+        pthread_mutex_unlock(&sh_dev_lock);
+
+        sh_execute(s, op);
+
+        pthread_mutex_lock(&sh_dev_lock);
+        s->head = op->next;
+        if (!s->head)
+            s->tail = NULL;
+        s->done_seq = op->seq;
+        op_free_locked(op);
+        pthread_cond_broadcast(&sh_dev_cond);
+    }
+    s->worker_running = false;
+    sh_stream_unref_locked(s);
+    pthread_mutex_unlock(&sh_dev_lock);
+    return NULL;
+}
+
+static int worker_start_locked(struct sh_stream *s)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    sigset_t all, old;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t, &attr, worker_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return -1;
+    s->worker_running = true;
+    s->refs++;
+    return 0;
+}
+
+static void dep_add(struct sh_dep *deps, size_t *n, struct sh_stream *t, uint64_t seq)
+{
+    if (seq <= t->done_seq)
+        return;
+    deps[*n].s = t;
+    deps[*n].seq = seq;
+    (*n)++;
+    t->refs++;
+}
+
+hipError_t sh_enqueue_locked(struct sh_stream *s, const struct sh_work *w,
+                             const struct sh_dep *extra, size_t nextra, uint64_t *seq)
+{
+    if (seq)
+        *seq = 0;
+    if (s->capture)
+        return sh_capture_add_locked(s->capture, w);
+
+    size_t cap = nextra + 1;
+    if (s->is_null)
+        for (struct sh_stream *t = sh_streams; t; t = t->next_all)
+            cap++;
+    struct sh_op *op = calloc(1, sizeof *op);
+    struct sh_dep *deps = calloc(cap, sizeof *deps);
+    if (!op || !deps) {
+        free(op);
+        free(deps);
+        return hipErrorOutOfMemory;
+    }
+    if (!s->worker_running && worker_start_locked(s) != 0) {
+        free(op);
+        free(deps);
+        return hipErrorOutOfMemory;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nextra; i++)
+        if (extra[i].s != s)
+            dep_add(deps, &n, extra[i].s, extra[i].seq);
+    if (s->is_null) {
+        for (struct sh_stream *t = sh_streams; t; t = t->next_all)
+            if (t != s && t->device == s->device && t->blocking && !t->is_null)
+                dep_add(deps, &n, t, t->enq_seq);
+    } else if (s->blocking) {
+        struct sh_stream *ns = null_streams[s->device];
+        if (ns)
+            dep_add(deps, &n, ns, ns->enq_seq);
+    }
+    op->w = *w;
+    op->deps = deps;
+    op->ndeps = n;
+    op->seq = ++s->enq_seq;
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    if (op->w.kind == W_MARKER && op->w.ev)
+        sh_event_ref_locked(op->w.ev);
+    if (seq)
+        *seq = op->seq;
+    pthread_cond_broadcast(&sh_dev_cond);
+    return hipSuccess;
+}
+
+/* ---- waiting and deadlock detection ------------------------------------ */
+
+struct visit {
+    struct sh_stream *s;
+    uint64_t upto;
+};
+struct visits {
+    struct visit v[128];
+    int n;
+};
+
+/* Does completing (x, target) require an op of w that has not completed? */
+static bool reaches(struct sh_stream *x, uint64_t target, struct sh_stream *w,
+                    struct visits *vs, int depth)
+{
+    if (target <= x->done_seq)
+        return false;
+    if (x == w)
+        return true;
+    for (int i = 0; i < vs->n; i++)
+        if (vs->v[i].s == x && vs->v[i].upto >= target)
+            return false;
+    if (vs->n < (int)(sizeof vs->v / sizeof vs->v[0])) {
+        vs->v[vs->n].s = x;
+        vs->v[vs->n].upto = target;
+        vs->n++;
+    }
+    if (depth > 64)
+        return false;
+    for (struct sh_op *op = x->head; op && op->seq <= target; op = op->next)
+        for (size_t i = 0; i < op->ndeps; i++)
+            if (reaches(op->deps[i].s, op->deps[i].seq, w, vs, depth + 1))
+                return true;
+    return false;
+}
+
+static void check_deadlock_locked(struct sh_stream *s, uint64_t seq, const char *api)
+{
+    struct sh_stream *w = sh_tl_hostfn_stream;
+    if (!w)
+        return;
+    struct visits vs;
+    vs.n = 0;
+    if (reaches(s, seq, w, &vs, 0))
+        sh_die("deadlock: %s called from a host function on stream %p would wait for that stream",
+               api, (void *)w->handle);
+}
+
+void sh_wait_locked(struct sh_stream *s, uint64_t seq, const char *api)
+{
+    if (seq <= s->done_seq)
+        return;
+    check_deadlock_locked(s, seq, api);
+    s->refs++;
+    while (s->done_seq < seq)
+        pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
+    sh_stream_unref_locked(s);
+}
+
+static void target_add(struct sh_dep **t, size_t *n, size_t *cap, struct sh_stream *s, uint64_t seq)
+{
+    if (seq <= s->done_seq)
+        return;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        struct sh_dep *nt = realloc(*t, nc * sizeof *nt);
+        if (!nt)
+            sh_die("out of memory");
+        *t = nt;
+        *cap = nc;
+    }
+    (*t)[*n].s = s;
+    (*t)[*n].seq = seq;
+    (*n)++;
+    s->refs++;
+}
+
+static void add_null_targets(struct sh_dep **t, size_t *n, size_t *cap, struct sh_stream *ns)
+{
+    target_add(t, n, cap, ns, ns->enq_seq);
+    for (struct sh_stream *x = sh_streams; x; x = x->next_all)
+        if (x != ns && x->device == ns->device && x->blocking && !x->is_null)
+            target_add(t, n, cap, x, x->enq_seq);
+}
+
+void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const char *api)
+{
+    struct sh_dep *t = NULL;
+    size_t n = 0, cap = 0;
+    pthread_mutex_lock(&sh_dev_lock);
+    switch (scope) {
+    case SYNC_STREAM:
+        if (s->is_null)
+            add_null_targets(&t, &n, &cap, s);
+        else
+            target_add(&t, &n, &cap, s, s->enq_seq);
+        break;
+    case SYNC_DEVICE:
+    case SYNC_ALL_DEVICES:
+        for (struct sh_stream *x = sh_streams; x; x = x->next_all)
+            if (scope == SYNC_ALL_DEVICES || x->device == device)
+                target_add(&t, &n, &cap, x, x->enq_seq);
+        break;
+    case SYNC_NULL_ALL_DEVICES:
+        for (int d = 0; d < SH_MAX_DEVICES; d++)
+            if (null_streams[d])
+                add_null_targets(&t, &n, &cap, null_streams[d]);
+        break;
+    }
+    for (size_t i = 0; i < n; i++)
+        check_deadlock_locked(t[i].s, t[i].seq, api);
+    for (size_t i = 0; i < n; i++) {
+        while (t[i].s->done_seq < t[i].seq)
+            pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
+        sh_stream_unref_locked(t[i].s);
+    }
+    pthread_mutex_unlock(&sh_dev_lock);
+    free(t);
+}
+
+void sh_stream_atfork_child(void)
+{
+    for (struct sh_stream *s = sh_streams; s; s = s->next_all) {
+        struct sh_op *op = s->head;
+        while (op) {
+            struct sh_op *next = op->next;
+            for (size_t i = 0; i < op->ndeps; i++)
+                op->deps[i].s->refs--;
+            if (op->w.kind == W_MARKER && op->w.ev)
+                sh_event_unref_locked(op->w.ev);
+            free(op->deps);
+            free(op);
+            op = next;
+        }
+        s->head = s->tail = NULL;
+        s->done_seq = s->enq_seq;
+        s->capture = NULL;
+        if (s->worker_running) {
+            s->worker_running = false;
+            s->refs--;
+        }
+    }
+    struct sh_stream **pp = &sh_streams;
+    while (*pp) {
+        struct sh_stream *s = *pp;
+        if (s->refs <= 0) {
+            *pp = s->next_all;
+            free(s);
+        } else {
+            pp = &s->next_all;
+        }
+    }
+}
+
+/* ---- the stream API ---------------------------------------------------- */
+
+/* Resolve and reference a handle; NULL when invalid. */
+static struct sh_stream *stream_get(hipStream_t h)
+{
+    pthread_mutex_lock(&sh_dev_lock);
+    struct sh_stream *s = sh_stream_lookup_locked(h);
+    if (s)
+        s->refs++;
+    pthread_mutex_unlock(&sh_dev_lock);
+    return s;
+}
+
+static void stream_put(struct sh_stream *s)
+{
+    pthread_mutex_lock(&sh_dev_lock);
+    sh_stream_unref_locked(s);
+    pthread_mutex_unlock(&sh_dev_lock);
+}
+
+static hipError_t stream_create(hipStream_t *out, unsigned flags, int prio)
+{
+    sh_init();
+    if (!out || (flags & ~(unsigned)hipStreamNonBlocking))
+        return sh_ret(hipErrorInvalidValue);
+    pthread_mutex_lock(&sh_dev_lock);
+    struct sh_stream *s = stream_new_locked(sh_current_device(), flags, prio);
+    pthread_mutex_unlock(&sh_dev_lock);
+    if (!s)
+        return sh_ret(hipErrorOutOfMemory);
+    *out = (hipStream_t)s;
+    return hipSuccess;
+}
+
+hipError_t hipStreamCreate(hipStream_t *stream)
+{
+    return stream_create(stream, hipStreamDefault, 0);
+}
+
+hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
+{
+    return stream_create(stream, flags, 0);
+}
+
+hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority)
+{
+    return stream_create(stream, flags, priority);
+}
+
+/* Returns at once; work already enqueued still completes. */
+hipError_t hipStreamDestroy(hipStream_t stream)
+{
+    sh_init();
+    if (stream == NULL || stream == hipStreamPerThread)
+        return sh_ret(hipErrorInvalidHandle);
+    pthread_mutex_lock(&sh_dev_lock);
+    struct sh_stream *s = sh_stream_lookup_locked(stream);
+    if (!s) {
+        pthread_mutex_unlock(&sh_dev_lock);
+        return sh_ret(hipErrorInvalidHandle);
+    }
+    if (s->capture)
+        sh_capture_drop_locked(s->capture);
+    s->destroyed = true;
+    pthread_cond_broadcast(&sh_dev_cond);
+    sh_stream_unref_locked(s);
+    pthread_mutex_unlock(&sh_dev_lock);
+    return hipSuccess;
+}
+
+hipError_t hipStreamSynchronize(hipStream_t stream)
+{
+    sh_init();
+    struct sh_stream *s = stream_get(stream);
+    if (!s)
+        return sh_ret(hipErrorInvalidHandle);
+    hipError_t e = sh_capture_check(s);
+    if (e == hipSuccess)
+        sh_sync(SYNC_STREAM, s, s->device, "hipStreamSynchronize");
+    stream_put(s);
+    return sh_ret(e);
+}
+
+hipError_t hipStreamQuery(hipStream_t stream)
+{
+    sh_init();
+    struct sh_stream *s = stream_get(stream);
+    if (!s)
+        return sh_ret(hipErrorInvalidHandle);
+    hipError_t e = sh_capture_check(s);
+    if (e == hipSuccess) {
+        pthread_mutex_lock(&sh_dev_lock);
+        bool busy = s->done_seq < s->enq_seq;
+        if (s->is_null)
+            for (struct sh_stream *x = sh_streams; x; x = x->next_all)
+                if (x->device == s->device && x->blocking && x->done_seq < x->enq_seq)
+                    busy = true;
+        sh_stream_unref_locked(s);
+        pthread_mutex_unlock(&sh_dev_lock);
+        return busy ? sh_ret(hipErrorNotReady) : hipSuccess;
+    }
+    stream_put(s);
+    return sh_ret(e);
+}
+
+/* Enqueue one work item on the stream the program named. */
+hipError_t sh_enqueue_handle(hipStream_t h, const struct sh_work *w, uint64_t *seq,
+                             struct sh_stream **out)
+{
+    pthread_mutex_lock(&sh_dev_lock);
+    struct sh_stream *s = sh_stream_lookup_locked(h);
+    hipError_t e = s ? sh_enqueue_locked(s, w, NULL, 0, seq) : hipErrorInvalidHandle;
+    if (s && out) {
+        s->refs++;
+        *out = s;
+    }
+    pthread_mutex_unlock(&sh_dev_lock);
+    return e;
+}
+
+hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback,
+                                void *userData, unsigned int flags)
+{
+    sh_init();
+    if (!callback || flags != 0)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_work w = { .kind = W_CALLBACK, .cb = callback, .handle = stream, .arg = userData };
+    return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
+}
+
+hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
+{
+    sh_init();
+    if (!fn)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_work w = { .kind = W_HOSTFN, .hfn = fn, .handle = stream, .arg = userData };
+    return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
+}
