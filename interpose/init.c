@@ -10,6 +10,8 @@
 
 __thread int sp_tls_in_hostfn;
 
+void sp_postmortem_install(void);
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int exit_done;
 
@@ -30,6 +32,8 @@ static void do_init(void)
     sp_resolve_backend();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     on_exit(sp_at_exit, NULL);
+    if (sp_opt.history > 0)
+        sp_postmortem_install();
     if (sp_opt.log_level >= SP_LOG_DEBUG) {
         sp_log(SP_LOG_DEBUG, "debug", "safepin active in pid %d; effective options:", (int)getpid());
         sp_options_print();

@@ -122,6 +122,13 @@ int sp_reg_for_overlaps(uintptr_t addr, size_t len,
 /* Call fn for every range (any order); same rules. Lock held. */
 int sp_reg_for_each(int (*fn)(sp_range *r, void *arg), void *arg);
 
+/* Lock held. Checks every internal invariant (tree order, balance, heights
+ * and parent links; no two ranges overlap; the hash table, the tree and the
+ * count agree; the lock-free filter covers every range). 0 if all hold, else
+ * a nonzero code naming the first broken one. O(n); for tests and debugging
+ * (an addition to the original contract). */
+int sp_reg_check(void);
+
 /* G5 serialization of real runtime calls on overlapping byte ranges.
  * sp_reg_op_begin waits (on the condvar) until no op in flight overlaps
  * [addr, addr+len), then records this one and returns a token (> 0), or 0 if

@@ -33,7 +33,9 @@ static void atfork_parent(void)
  * and workers restart on demand; captures die with their threads. */
 static void atfork_child(void)
 {
-    pthread_rwlock_unlock(&sh_mem_lock);
+    /* Re-initialized, not unlocked: the writer was the parent's thread and
+     * the child's thread has another id. */
+    pthread_rwlock_init(&sh_mem_lock, NULL);
     pthread_cond_init(&sh_dev_cond, NULL);
     sh_stream_atfork_child();
     sh_capture_atfork_child();

@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern "C" {
+#include <functional>
+#include <hip/hip_runtime_api.h>
+
 #include "backend.h"
 #include "diag.h"
 #include "interpose.h"
@@ -23,7 +25,6 @@ extern "C" {
 #include "reaper.h"
 #include "registry.h"
 #include "simhip.h"
-}
 
 namespace {
 
@@ -151,7 +152,7 @@ protected:
         sp_reg_lock();
         sp_streams_remove(nb);
         sp_reg_unlock();
-        hipStreamDestroy(nb);
+        EXPECT_EQ(hipStreamDestroy(nb), hipSuccess);
         sp_real = g_saved;
     }
     uint64_t code(sp_code c) { return __atomic_load_n(&sp_stat.code_count[c], __ATOMIC_RELAXED); }
@@ -214,8 +215,8 @@ TEST_F(Core, ReleaseWaitsForEveryStream)
     sp_streams_remove(nb2);
     sp_streams_remove(blocking);
     sp_reg_unlock();
-    hipStreamDestroy(nb2);
-    hipStreamDestroy(blocking);
+    EXPECT_EQ(hipStreamDestroy(nb2), hipSuccess);
+    EXPECT_EQ(hipStreamDestroy(blocking), hipSuccess);
     free(buf);
 }
 
@@ -347,7 +348,8 @@ TEST_F(Core, BadArgumentsGetDocumentedCodes)
     EXPECT_EQ(sp_host_register(buf, 0, 0), hipErrorInvalidValue);
     EXPECT_EQ(sp_host_unregister(nullptr), hipErrorInvalidValue);
     uint64_t unknown = code(SP_UNREGISTER_UNKNOWN);
-    EXPECT_EQ(sp_host_unregister(buf), hipErrorHostMemoryNotRegistered);
+    int on_stack[8];
+    EXPECT_EQ(sp_host_unregister(on_stack), hipErrorHostMemoryNotRegistered);
     EXPECT_EQ(code(SP_UNREGISTER_UNKNOWN), unknown + 1);
     ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
     uint64_t interior = code(SP_UNREGISTER_INTERIOR);
@@ -480,8 +482,9 @@ TEST_F(Core, CaptureDefersMarkersAndIsNeverInvalidated)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         hipGraph_t g = nullptr;
         ctx.end = sp_stream_end_capture(ctx.s, &g);
-        if (g)
-            hipGraphDestroy(g);
+        if (g) {
+            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+        }
     });
     ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
     uint64_t deferred = sp_stat.capture_deferrals;

@@ -1,0 +1,204 @@
+/*
+ * bench.h - helpers shared by the benchmark programs in bench/.
+ *
+ * Each program measures one figure (or a few figures of one configuration)
+ * and prints them on one line:
+ *
+ *     BENCH key=value key=value ...
+ *
+ * scripts/bench runs every program without and with LD_PRELOAD=libsafepin.so
+ * (interleaved), parses that line and builds the table. The programs know
+ * nothing of safepin: they are plain HIP programs, built against Debian's
+ * libamdhip64 and run on simhip.
+ */
+#ifndef SAFEPIN_BENCH_H
+#define SAFEPIN_BENCH_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <hip/hip_runtime_api.h>
+#include "simhip.h"
+
+#define CHECK(call)                                                              \
+    do {                                                                         \
+        hipError_t err_ = (call);                                                \
+        if (err_ != hipSuccess) {                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__,   \
+                    #call, hipGetErrorName(err_), (int)err_);                    \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Keep the compiler from eliding an allocation or a store. */
+static inline void bench_escape(void *p)
+{
+    __asm__ volatile("" : : "g"(p) : "memory");
+}
+
+static inline void sleep_us(unsigned us)
+{
+    struct timespec ts = { us / 1000000u, (long)(us % 1000000u) * 1000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+__attribute__((unused)) static int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v in place; returns the p-th percentile (0..100), nearest rank. */
+static inline double percentile(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, bench_cmp_double);
+    size_t k = (size_t)(p / 100.0 * (double)n + 0.999999);
+    if (k < 1)
+        k = 1;
+    if (k > n)
+        k = n;
+    return v[k - 1];
+}
+
+static inline double median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, bench_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Resident set size in bytes (/proc/self/statm, second field). */
+static inline long rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = 0;
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld %ld", &size, &res) != 2)
+        res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Is p covered by a real (runtime-side) registration? hipHostGetDevicePointer
+ * is not hooked by safepin, so it asks simhip directly: it fails once the
+ * real hipHostUnregister has removed the range from simhip's table. This is
+ * how the programs see when safepin's deferred release has really run.
+ */
+static inline int really_registered(void *p)
+{
+    void *d = NULL;
+    return hipHostGetDevicePointer(&d, p, 0) == hipSuccess;
+}
+
+/*
+ * Poll until p is no longer really registered; returns the time it was
+ * first seen gone (exits after timeout_s). Polls are 5 us apart, asleep:
+ * the poller must not take a CPU from the thread it waits for (safepin's
+ * reaper, a stream worker) on a 2-core machine. The sleep runs with a 1 us
+ * timer slack (set for the poll only, and restored: a thread created
+ * meanwhile would inherit it, and simhip's own sleeps must keep theirs), so
+ * a sample is late by at most one poll interval (~5-15 us), never early.
+ */
+static inline uint64_t wait_really_unregistered(void *p, double timeout_s)
+{
+    if (!really_registered(p))
+        return now_ns();
+    uint64_t deadline = now_ns() + (uint64_t)(timeout_s * 1e9);
+    int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    uint64_t gone;
+    for (;;) {
+        struct timespec ts = { 0, 5000 };
+        nanosleep(&ts, NULL);
+        if (!really_registered(p)) {
+            gone = now_ns();
+            break;
+        }
+        if (now_ns() > deadline) {
+            fprintf(stderr, "bench: %p still really registered after %.1f s\n", p, timeout_s);
+            exit(3);
+        }
+    }
+    if (old_slack > 0)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+    return gone;
+}
+
+/*
+ * Register from a call stack at least `depth` frames deep, as a real
+ * program's registration sites are (the frames safepin records are the
+ * program's, and a shallow main() would record fewer than the default 8).
+ */
+__attribute__((noinline, unused)) static hipError_t deep_register(int depth, void *p, size_t n,
+                                                          unsigned flags)
+{
+    hipError_t e;
+    if (depth > 0)
+        e = deep_register(depth - 1, p, n, flags);
+    else
+        e = hipHostRegister(p, n, flags);
+    __asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
+    return e;
+}
+
+/* A kernel that optionally reads a byte of registered memory (checked by the
+ * device), then runs for `us` microseconds, then records when it finished. */
+struct timed_kernel {
+    const void *dev;          /* device address read first (may be NULL) */
+    unsigned us;              /* how long it runs */
+    volatile int started;
+    volatile uint64_t done_ns;
+};
+
+__attribute__((unused)) static void timed_kernel_fn(void *arg)
+{
+    struct timed_kernel *k = arg;
+    k->started = 1;
+    if (k->dev) {
+        char c;
+        simhipDeviceRead(&c, k->dev, 1);
+    }
+    if (k->us)
+        sleep_us(k->us);
+    __atomic_store_n(&k->done_ns, now_ns(), __ATOMIC_RELEASE);
+}
+
+static inline int arg_int(int argc, char **argv, const char *name, int def)
+{
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
+            return atoi(argv[i] + n + 1);
+    return def;
+}
+
+static inline int arg_flag(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+#endif /* SAFEPIN_BENCH_H */

@@ -1,0 +1,93 @@
+/*
+ * postmortem.c - when the program dies of a GPU memory fault, an abort or a
+ * segmentation fault, print the recent registration history (and that of the
+ * ranges holding the faulting address) before it dies. Handlers already
+ * installed are chained: after printing, the previous disposition runs.
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
+#define NSIGS (sizeof(sigs) / sizeof(sigs[0]))
+static struct sigaction old_act[NSIGS];
+static volatile sig_atomic_t in_postmortem;
+/* simhip (and runtimes that offer it) says which address the GPU faulted on. */
+static uintptr_t (*fault_address_fn)(void);
+
+static int sig_index(int sig)
+{
+    for (unsigned i = 0; i < NSIGS; i++)
+        if (sigs[i] == sig)
+            return (int)i;
+    return -1;
+}
+
+static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+
+static void handler(int sig, siginfo_t *info, void *uctx)
+{
+    int i = sig_index(sig);
+    if (!in_postmortem) {
+        in_postmortem = 1;
+        uintptr_t addr = 0;
+        const char *what = sig == SIGABRT ? "abort" : sig == SIGSEGV ? "segmentation fault"
+                         : sig == SIGBUS ? "bus error" : "fatal signal";
+        if (fault_address_fn)
+            addr = fault_address_fn();
+        if (!addr && (sig == SIGSEGV || sig == SIGBUS) && info)
+            addr = (uintptr_t)info->si_addr;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "==%d==safepin: post-mortem: %s (signal %d)%s", (int)getpid(),
+                 what, sig, addr ? "" : "\n");
+        say(buf);
+        if (addr) {
+            snprintf(buf, sizeof(buf), " at address 0x%lx\n", (unsigned long)addr);
+            say(buf);
+        }
+        snprintf(buf, sizeof(buf), "==%d==safepin: recent registration history (oldest first):\n",
+                 (int)getpid());
+        say(buf);
+        sp_history_dump(0);
+        if (addr) {
+            snprintf(buf, sizeof(buf), "==%d==safepin: history of the ranges that held 0x%lx:\n",
+                     (int)getpid(), (unsigned long)addr);
+            say(buf);
+            sp_history_dump(addr);
+        }
+    }
+    /* Chain to what was there before. */
+    if (i >= 0) {
+        struct sigaction *o = &old_act[i];
+        if (o->sa_flags & SA_SIGINFO) {
+            if (o->sa_sigaction) {
+                o->sa_sigaction(sig, info, uctx);
+                return;
+            }
+        } else if (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN) {
+            o->sa_handler(sig);
+            return;
+        }
+        sigaction(sig, o, NULL);
+    } else {
+        signal(sig, SIG_DFL);
+    }
+    raise(sig);
+}
+
+void sp_postmortem_install(void);
+void sp_postmortem_install(void)
+{
+    fault_address_fn = (uintptr_t(*)(void))dlsym(RTLD_DEFAULT, "simhip_last_fault_address");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (unsigned i = 0; i < NSIGS; i++)
+        sigaction(sigs[i], &sa, &old_act[i]);
+}

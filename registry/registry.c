@@ -1,0 +1,760 @@
+/*
+ * registry.c - the range registry (see registry.h for the contract).
+ *
+ * Three structures describe the same set of ranges, all changed under the
+ * one mutex:
+ *   - a uthash table keyed by base, for exact lookups (sp_reg_find);
+ *   - an intrusive AVL tree on sp_range.node, keyed by base, for ordered and
+ *     overlap queries (ranges never overlap, so the lowest range overlapping
+ *     [a, a+len) is the greatest base <= a, if it reaches a, else the next);
+ *   - a lock-free summary for sp_reg_maybe(): a count of ranges, counters of
+ *     2 MiB regions hashed into a fixed array, and the bounds of "huge"
+ *     ranges (those spanning too many regions to count one by one).
+ * The op list (G5 serialization) is a short singly linked list, also under
+ * the mutex.
+ *
+ * Memory comes from glibc's __libc_* functions, so the library's own free
+ * hook never sees it; allocation failure is reported, never fatal.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+/* uthash must be configured before registry.h includes it. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_malloc(sz) sp_mem_alloc(sz)
+#define uthash_free(ptr, sz) sp_mem_free(ptr)
+#define uthash_nonfatal_oom(obj) (g_hash_oom = true)
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = reg_hash_key(keyptr))
+
+static bool g_hash_oom; /* set by uthash when an insert failed; lock held */
+static unsigned reg_hash_key(const void *keyptr);
+
+#include "registry.h"
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t sz);
+extern void __libc_free(void *p);
+
+static _Atomic(sp_mem_fail_fn) g_mem_fail;
+
+static bool mem_should_fail(size_t n)
+{
+    sp_mem_fail_fn fn = atomic_load_explicit(&g_mem_fail, memory_order_acquire);
+    return fn != NULL && fn(n) != 0;
+}
+
+/* Like malloc, but never through safepin's hooks. NULL on failure. */
+void *sp_mem_alloc(size_t n)
+{
+    if (mem_should_fail(n))
+        return NULL;
+    return __libc_malloc(n);
+}
+
+/* Like calloc, but never through safepin's hooks. NULL on failure. */
+void *sp_mem_calloc(size_t n, size_t sz)
+{
+    if (mem_should_fail(n * sz))
+        return NULL;
+    return __libc_calloc(n, sz);
+}
+
+/* Frees what sp_mem_alloc/sp_mem_calloc returned; NULL is a no-op. */
+void sp_mem_free(void *p)
+{
+    __libc_free(p);
+}
+
+/* Testing only: see registry.h. */
+void sp_mem_set_fail_hook(sp_mem_fail_fn fn)
+{
+    atomic_store_explicit(&g_mem_fail, fn, memory_order_release);
+}
+
+/* ------------------------------------------------------------------------ */
+/* State                                                                    */
+
+#define REGION_SHIFT 21               /* 2 MiB regions for sp_reg_maybe */
+#define SLOT_BITS 16
+#define SLOT_COUNT (1u << SLOT_BITS)
+#define SPAN_MAX_REGIONS 64           /* wider ranges count as "huge" */
+#define QUERY_MAX_REGIONS 4           /* wider queries just answer "maybe" */
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cond;
+
+static sp_range *g_table;             /* uthash head */
+static sp_tree_node *g_root;          /* AVL root */
+static uint64_t g_next_id;            /* never reset: ids stay increasing */
+
+/* Lock-free summary: written under the lock, read by sp_reg_maybe. */
+static atomic_size_t g_nranges;
+static atomic_uint g_slots[SLOT_COUNT];
+static atomic_size_t g_huge_n;
+static atomic_uintptr_t g_huge_lo = UINTPTR_MAX;
+static atomic_uintptr_t g_huge_hi;
+
+typedef struct sp_op {
+    uintptr_t first, last;            /* inclusive */
+    uint64_t token;
+    struct sp_op *next;
+} sp_op;
+
+static sp_op *g_ops;
+static uint64_t g_next_token;         /* never reset */
+
+static void reg_init_lock(void)
+{
+    pthread_condattr_t attr;
+
+    pthread_mutex_init(&g_lock, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void reg_once(void)
+{
+    pthread_once(&g_once, reg_init_lock);
+}
+
+static unsigned reg_hash_key(const void *keyptr)
+{
+    uint64_t k;
+
+    memcpy(&k, keyptr, sizeof k);
+    k ^= k >> 33;                     /* murmur3 finalizer */
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return (unsigned)k;
+}
+
+/* Inclusive last byte of [addr, addr+len), len 0 counted as 1, saturated. */
+static uintptr_t last_byte(uintptr_t addr, size_t len)
+{
+    if (len == 0)
+        len = 1;
+    if (len - 1 > UINTPTR_MAX - addr)
+        return UINTPTR_MAX;
+    return addr + (len - 1);
+}
+
+static uintptr_t range_last(const sp_range *r)
+{
+    return r->base + (r->size - 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The lock                                                                 */
+
+/* Takes the registry mutex (initializing it on first use). Not recursive. */
+void sp_reg_lock(void)
+{
+    reg_once();
+    pthread_mutex_lock(&g_lock);
+}
+
+/* Releases the registry mutex. */
+void sp_reg_unlock(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* Lock held. Waits for a broadcast (or a spurious wakeup): callers loop on
+ * their condition. The lock is released while waiting. */
+void sp_reg_wait(void)
+{
+    pthread_cond_wait(&g_cond, &g_lock);
+}
+
+/* Lock held. Like sp_reg_wait, but gives up at abs_monotonic_ns
+ * (CLOCK_MONOTONIC). Returns 0 on a wakeup, ETIMEDOUT once the time has
+ * passed. */
+int sp_reg_timedwait_ns(uint64_t abs_monotonic_ns)
+{
+    struct timespec ts;
+    int rc;
+
+    ts.tv_sec = (time_t)(abs_monotonic_ns / 1000000000u);
+    ts.tv_nsec = (long)(abs_monotonic_ns % 1000000000u);
+    rc = pthread_cond_timedwait(&g_cond, &g_lock, &ts);
+    return rc == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+/* Wakes every waiter. Lock held or not. */
+void sp_reg_broadcast(void)
+{
+    reg_once();
+    pthread_cond_broadcast(&g_cond);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lock-free filter                                                         */
+
+static unsigned region_slot(uintptr_t region)
+{
+    uint64_t r = region;
+
+    return (unsigned)((r ^ (r >> SLOT_BITS) ^ (r >> (2 * SLOT_BITS))) & (SLOT_COUNT - 1));
+}
+
+/* Lock held. Adds (delta 1) or removes (delta -1) a range from the summary.
+ * The huge/small decision depends only on the range, so it is symmetric. */
+static void summary_update(uintptr_t base, uintptr_t last, int delta)
+{
+    uintptr_t r0 = base >> REGION_SHIFT, r1 = last >> REGION_SHIFT;
+
+    if (r1 - r0 >= SPAN_MAX_REGIONS) {
+        if (delta > 0) {
+            if (base < atomic_load_explicit(&g_huge_lo, memory_order_relaxed))
+                atomic_store_explicit(&g_huge_lo, base, memory_order_relaxed);
+            if (last > atomic_load_explicit(&g_huge_hi, memory_order_relaxed))
+                atomic_store_explicit(&g_huge_hi, last, memory_order_relaxed);
+            atomic_fetch_add_explicit(&g_huge_n, 1, memory_order_relaxed);
+        } else if (atomic_fetch_sub_explicit(&g_huge_n, 1, memory_order_relaxed) == 1) {
+            /* The bounds only widen while huge ranges live; shrink them back
+             * once none is left. */
+            atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
+            atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
+        }
+        return;
+    }
+    for (uintptr_t r = r0;; r++) {
+        if (delta > 0)
+            atomic_fetch_add_explicit(&g_slots[region_slot(r)], 1, memory_order_relaxed);
+        else
+            atomic_fetch_sub_explicit(&g_slots[region_slot(r)], 1, memory_order_relaxed);
+        if (r == r1)
+            break;
+    }
+}
+
+__attribute__((noinline)) static int maybe_slow(uintptr_t addr, size_t len)
+{
+    uintptr_t last = last_byte(addr, len);
+    uintptr_t r0 = addr >> REGION_SHIFT, r1 = last >> REGION_SHIFT;
+
+    if (atomic_load_explicit(&g_huge_n, memory_order_relaxed) != 0 &&
+        addr <= atomic_load_explicit(&g_huge_hi, memory_order_relaxed) &&
+        last >= atomic_load_explicit(&g_huge_lo, memory_order_relaxed))
+        return 1;
+    if (r1 - r0 >= QUERY_MAX_REGIONS)
+        return 1;
+    for (uintptr_t r = r0;; r++) {
+        if (atomic_load_explicit(&g_slots[region_slot(r)], memory_order_relaxed) != 0)
+            return 1;
+        if (r == r1)
+            return 0;
+    }
+}
+
+/* No lock. 0: no range in the registry overlaps [addr, addr+len) (for every
+ * change to the registry that happened before this call); 1: maybe. With an
+ * empty registry it is one relaxed load and one branch. */
+int sp_reg_maybe(uintptr_t addr, size_t len)
+{
+    if (atomic_load_explicit(&g_nranges, memory_order_relaxed) == 0)
+        return 0;
+    return maybe_slow(addr, len);
+}
+
+/* No lock: 1 when the registry holds no range (one relaxed load). */
+int sp_reg_empty(void)
+{
+    return atomic_load_explicit(&g_nranges, memory_order_relaxed) == 0;
+}
+
+/* Lock held, or a racy (but data-race-free) read. */
+size_t sp_reg_count(void)
+{
+    return atomic_load_explicit(&g_nranges, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The ordered index: an intrusive AVL tree with parent links               */
+
+static sp_range *node_range(sp_tree_node *n)
+{
+    return n ? (sp_range *)((char *)n - offsetof(sp_range, node)) : NULL;
+}
+
+static int node_height(const sp_tree_node *n)
+{
+    return n ? n->height : 0;
+}
+
+static void node_fix_height(sp_tree_node *n)
+{
+    int hl = node_height(n->left), hr = node_height(n->right);
+
+    n->height = (hl > hr ? hl : hr) + 1;
+}
+
+/* Makes `repl` take `old`'s place under `parent` (or as the root). */
+static void replace_child(sp_tree_node *parent, sp_tree_node *old, sp_tree_node *repl)
+{
+    if (parent == NULL)
+        g_root = repl;
+    else if (parent->left == old)
+        parent->left = repl;
+    else
+        parent->right = repl;
+}
+
+static sp_tree_node *rotate_right(sp_tree_node *x)
+{
+    sp_tree_node *y = x->left;
+
+    x->left = y->right;
+    if (y->right)
+        y->right->parent = x;
+    y->parent = x->parent;
+    replace_child(x->parent, x, y);
+    y->right = x;
+    x->parent = y;
+    node_fix_height(x);
+    node_fix_height(y);
+    return y;
+}
+
+static sp_tree_node *rotate_left(sp_tree_node *x)
+{
+    sp_tree_node *y = x->right;
+
+    x->right = y->left;
+    if (y->left)
+        y->left->parent = x;
+    y->parent = x->parent;
+    replace_child(x->parent, x, y);
+    y->left = x;
+    x->parent = y;
+    node_fix_height(x);
+    node_fix_height(y);
+    return y;
+}
+
+/* Restores heights and balance from n up to the root. */
+static void tree_rebalance(sp_tree_node *n)
+{
+    while (n) {
+        int bal = node_height(n->left) - node_height(n->right);
+
+        if (bal > 1) {
+            if (node_height(n->left->left) < node_height(n->left->right))
+                rotate_left(n->left);
+            n = rotate_right(n);
+        } else if (bal < -1) {
+            if (node_height(n->right->right) < node_height(n->right->left))
+                rotate_right(n->right);
+            n = rotate_left(n);
+        } else {
+            node_fix_height(n);
+        }
+        n = n->parent;
+    }
+}
+
+/* The caller has checked that no range with this base exists. */
+static void tree_insert(sp_range *r)
+{
+    sp_tree_node *parent = NULL, **link = &g_root;
+
+    while (*link) {
+        parent = *link;
+        link = r->base < node_range(parent)->base ? &parent->left : &parent->right;
+    }
+    r->node.left = r->node.right = NULL;
+    r->node.parent = parent;
+    r->node.height = 1;
+    *link = &r->node;
+    tree_rebalance(parent);
+}
+
+static void tree_remove(sp_tree_node *z)
+{
+    sp_tree_node *fix;
+
+    if (z->left && z->right) {
+        /* Two children: z's successor y (leftmost of the right subtree, no
+         * left child) takes z's place in the tree. */
+        sp_tree_node *y = z->right;
+
+        while (y->left)
+            y = y->left;
+        if (y->parent != z) {
+            fix = y->parent;
+            fix->left = y->right;
+            if (y->right)
+                y->right->parent = fix;
+            y->right = z->right;
+            z->right->parent = y;
+        } else {
+            fix = y;
+        }
+        y->left = z->left;
+        z->left->parent = y;
+        y->parent = z->parent;
+        replace_child(z->parent, z, y);
+        y->height = z->height;
+    } else {
+        sp_tree_node *x = z->left ? z->left : z->right;
+
+        fix = z->parent;
+        if (x)
+            x->parent = z->parent;
+        replace_child(z->parent, z, x);
+    }
+    tree_rebalance(fix);
+}
+
+/* The range with the greatest base <= addr, or NULL. */
+static sp_range *tree_floor(uintptr_t addr)
+{
+    sp_tree_node *n = g_root, *best = NULL;
+
+    while (n) {
+        if (node_range(n)->base <= addr) {
+            best = n;
+            n = n->right;
+        } else {
+            n = n->left;
+        }
+    }
+    return node_range(best);
+}
+
+/* The range with the smallest base > addr, or NULL. */
+static sp_range *tree_above(uintptr_t addr)
+{
+    sp_tree_node *n = g_root, *best = NULL;
+
+    while (n) {
+        if (node_range(n)->base > addr) {
+            best = n;
+            n = n->left;
+        } else {
+            n = n->right;
+        }
+    }
+    return node_range(best);
+}
+
+static sp_tree_node *tree_first(void)
+{
+    sp_tree_node *n = g_root;
+
+    while (n && n->left)
+        n = n->left;
+    return n;
+}
+
+static sp_tree_node *tree_next(sp_tree_node *n)
+{
+    if (n->right) {
+        n = n->right;
+        while (n->left)
+            n = n->left;
+        return n;
+    }
+    while (n->parent && n->parent->right == n)
+        n = n->parent;
+    return n->parent;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ranges                                                                   */
+
+/* Lock held. Inserts a LIVE range (nest 1, a fresh id, every other field
+ * zero) into the table, the tree and the lock-free summary. Returns NULL,
+ * changing nothing, if size is 0, the range wraps the address space, it
+ * overlaps a range already there, or memory runs out. */
+sp_range *sp_reg_insert(uintptr_t base, size_t size, unsigned flags, int device)
+{
+    sp_range *r;
+
+    if (size == 0 || size - 1 > UINTPTR_MAX - base)
+        return NULL;
+    if (sp_reg_find_overlap(base, size) != NULL)
+        return NULL;
+    r = sp_mem_calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->base = base;
+    r->size = size;
+    r->flags = flags;
+    r->device = device;
+    r->nest = 1;
+    r->state = SP_RANGE_LIVE;
+
+    g_hash_oom = false;
+    HASH_ADD(hh, g_table, base, sizeof r->base, r);
+    if (g_hash_oom) {
+        g_hash_oom = false;
+        sp_mem_free(r);
+        return NULL;
+    }
+    r->id = ++g_next_id;
+    tree_insert(r);
+    summary_update(base, range_last(r), 1);
+    atomic_fetch_add_explicit(&g_nranges, 1, memory_order_relaxed);
+    return r;
+}
+
+/* Lock held. Removes r (which must be in the registry) from every structure,
+ * frees it and broadcasts. */
+void sp_reg_remove(sp_range *r)
+{
+    HASH_DELETE(hh, g_table, r);
+    tree_remove(&r->node);
+    summary_update(r->base, range_last(r), -1);
+    atomic_fetch_sub_explicit(&g_nranges, 1, memory_order_relaxed);
+    sp_mem_free(r);
+    pthread_cond_broadcast(&g_cond);
+}
+
+/* Lock held. The range whose base is exactly `base`, or NULL. O(1). */
+sp_range *sp_reg_find(uintptr_t base)
+{
+    sp_range *r;
+
+    HASH_FIND(hh, g_table, &base, sizeof base, r);
+    return r;
+}
+
+/* Lock held. The lowest range sharing a byte with [addr, addr+len) (len 0
+ * counts as 1; the interval is clipped at the top of the address space), or
+ * NULL. O(log n). */
+sp_range *sp_reg_find_overlap(uintptr_t addr, size_t len)
+{
+    uintptr_t last = last_byte(addr, len);
+    sp_range *r = tree_floor(addr);
+
+    if (r && range_last(r) >= addr)
+        return r;
+    r = tree_above(addr);
+    if (r && r->base <= last)
+        return r;
+    return NULL;
+}
+
+/* Lock held. The range with base <= addr < base+size, or NULL. O(log n). */
+sp_range *sp_reg_find_containing(uintptr_t addr)
+{
+    sp_range *r = tree_floor(addr);
+
+    return r && range_last(r) >= addr ? r : NULL;
+}
+
+/* Lock held. The range after r in address order, or NULL. */
+sp_range *sp_reg_next(sp_range *r)
+{
+    return node_range(tree_next(&r->node));
+}
+
+/* Lock held. Calls fn for each range overlapping [addr, addr+len), lowest
+ * base first; stops at, and returns, the first nonzero result; 0 otherwise. */
+int sp_reg_for_overlaps(uintptr_t addr, size_t len,
+                        int (*fn)(sp_range *r, void *arg), void *arg)
+{
+    uintptr_t last = last_byte(addr, len);
+    sp_range *r = sp_reg_find_overlap(addr, len);
+
+    while (r && r->base <= last) {
+        sp_range *next = sp_reg_next(r);
+        int rc = fn(r, arg);
+
+        if (rc)
+            return rc;
+        r = next;
+    }
+    return 0;
+}
+
+/* Lock held. Calls fn for every range (in address order, though callers must
+ * not rely on it); stops at, and returns, the first nonzero result. */
+int sp_reg_for_each(int (*fn)(sp_range *r, void *arg), void *arg)
+{
+    sp_tree_node *n = tree_first();
+
+    while (n) {
+        sp_tree_node *next = tree_next(n);
+        int rc = fn(node_range(n), arg);
+
+        if (rc)
+            return rc;
+        n = next;
+    }
+    return 0;
+}
+
+/* Returns the height of the subtree at n, or a negative code if it is
+ * broken. Depth is bounded so that a broken tree cannot blow the stack. */
+static int check_subtree(const sp_tree_node *n, const sp_tree_node *parent,
+                         int depth, size_t *count)
+{
+    int hl, hr;
+
+    if (n == NULL)
+        return 0;
+    if (depth > 128)
+        return -1;                    /* far deeper than any AVL tree */
+    if (n->parent != parent)
+        return -2;
+    hl = check_subtree(n->left, n, depth + 1, count);
+    if (hl < 0)
+        return hl;
+    hr = check_subtree(n->right, n, depth + 1, count);
+    if (hr < 0)
+        return hr;
+    if (hl - hr > 1 || hr - hl > 1)
+        return -3;
+    if (n->height != (hl > hr ? hl : hr) + 1)
+        return -4;
+    ++*count;
+    return n->height;
+}
+
+/* Lock held. See registry.h: 0 if every internal invariant holds. */
+int sp_reg_check(void)
+{
+    size_t count = 0;
+    int h = check_subtree(g_root, NULL, 0, &count);
+    sp_range *prev = NULL;
+
+    if (h < 0)
+        return -h;                    /* 1..4: shape of the tree */
+    if (count != HASH_COUNT(g_table) ||
+        count != atomic_load_explicit(&g_nranges, memory_order_relaxed))
+        return 5;
+    for (sp_tree_node *n = tree_first(); n; n = tree_next(n)) {
+        sp_range *r = node_range(n);
+
+        if (prev && range_last(prev) >= r->base)
+            return 6;                 /* out of order or overlapping */
+        if (sp_reg_find(r->base) != r)
+            return 7;
+        if (r->size == 0 || r->size - 1 > UINTPTR_MAX - r->base)
+            return 8;
+        if (maybe_slow(r->base, 1) != 1 || maybe_slow(range_last(r), 1) != 1)
+            return 9;
+        prev = r;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Op serialization (G5)                                                    */
+
+/* Lock held on entry and exit (released while waiting). Waits until no op
+ * in flight overlaps [addr, addr+len), then records this one. Returns its
+ * token (> 0), or 0 if out of memory (the caller goes on unserialized). */
+uint64_t sp_reg_op_begin(uintptr_t addr, size_t len)
+{
+    uintptr_t last = last_byte(addr, len);
+    sp_op *op = sp_mem_alloc(sizeof *op);
+
+    if (op == NULL)
+        return 0;
+    for (;;) {
+        sp_op *o = g_ops;
+
+        while (o && (o->last < addr || o->first > last))
+            o = o->next;
+        if (o == NULL)
+            break;
+        sp_reg_wait();
+    }
+    op->first = addr;
+    op->last = last;
+    op->token = ++g_next_token;
+    op->next = g_ops;
+    g_ops = op;
+    return op->token;
+}
+
+/* Lock held. Ends the op with this token (0 or an unknown token: no-op) and
+ * broadcasts. */
+void sp_reg_op_end(uint64_t token)
+{
+    sp_op **link = &g_ops;
+
+    if (token == 0)
+        return;
+    while (*link && (*link)->token != token)
+        link = &(*link)->next;
+    if (*link) {
+        sp_op *op = *link;
+
+        *link = op->next;
+        sp_mem_free(op);
+    }
+    pthread_cond_broadcast(&g_cond);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reset and fork                                                           */
+
+/* Without the lock (no other thread may use the registry meanwhile): frees
+ * every range and op, clears the summary and re-initializes the mutex and
+ * the condvar. Ids and tokens keep increasing. Makes no runtime call. */
+void sp_reg_reset(void)
+{
+    sp_range *head = g_table, *r, *next;
+    sp_op *op = g_ops;
+
+    reg_once();
+    HASH_CLEAR(hh, g_table);          /* frees the buckets, not the items */
+    for (r = head; r != NULL; r = next) {
+        next = r->hh.next;
+        sp_mem_free(r);
+    }
+    g_root = NULL;
+    while (op) {
+        sp_op *o = op->next;
+
+        sp_mem_free(op);
+        op = o;
+    }
+    g_ops = NULL;
+    g_hash_oom = false;
+
+    for (unsigned i = 0; i < SLOT_COUNT; i++)
+        atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_nranges, 0, memory_order_relaxed);
+
+    reg_init_lock();
+}
+
+/* pthread_atfork prepare: takes the lock so the child inherits a consistent
+ * registry. */
+void sp_reg_fork_prepare(void)
+{
+    sp_reg_lock();
+}
+
+/* pthread_atfork parent: releases what prepare took. */
+void sp_reg_fork_parent(void)
+{
+    sp_reg_unlock();
+}
+
+/* pthread_atfork child: the child starts with an empty registry and a fresh
+ * (unlocked) mutex and condvar (G9). */
+void sp_reg_fork_child(void)
+{
+    sp_reg_reset();
+}

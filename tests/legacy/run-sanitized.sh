@@ -1,0 +1,105 @@
+#!/bin/bash
+# tests/legacy/run-sanitized.sh - the with-safepin half of tests/legacy/run.sh
+# on the sanitizer builds (make SAN=asan|ubsan|tsan all), TAP output.
+#
+#   ASan, UBSan: every legacy program, both personalities, under safepin
+#                (build/<san>/libsafepin.so on build/<san>/simhip, programs
+#                from build/<san>/tests/legacy).
+#   TSan:        the two racy programs (two threads x 3000 register/
+#                unregister, the attribute-query race), 20 runs in a row.
+#
+# A sanitizer report in a run is a failure, as is everything run.sh checks.
+# The table of programs and expectations lives in run.sh.
+#
+# Preload order. UBSan and TSan: the sanitizer runtime first, then safepin.
+# ASan: safepin first (verify_asan_link_order=0) when that works, because
+# only then does the program's free() reach safepin's hook; a probe run
+# decides. With the ASan runtime first, ASan's allocator answers free()
+# itself (an allocator that bypasses libc, which safepin cannot see): the
+# programs whose correctness rests on safepin deferring free() (G2, G7) are
+# then reported as "# SKIP" with that reason, and everything else runs.
+#
+#   SANITIZERS="asan ubsan tsan"   which ones to run
+cd "$(dirname "$0")/../.." || exit 1
+SANITIZERS=${SANITIZERS:-asan ubsan tsan}
+RUN=tests/legacy/run.sh
+FAILED=0
+
+rt() { # the sanitizer runtime, as the compiler names it
+    local p; p=$(${CC:-gcc} -print-file-name="$1")
+    [ -f "$p" ] && echo "$p"
+}
+
+missing() { # san: what is missing from build/<san>, if anything
+    local b=build/$1 f
+    for f in "$b/libsafepin.so" "$b/simhip/libamdhip64.so.5"; do
+        [ -f "$f" ] || { echo "$f"; return; }
+    done
+    compgen -G "$b/tests/legacy/*" >/dev/null || echo "$b/tests/legacy/"
+}
+
+# Programs that need safepin to see free() (deferred free, freed-while-registered).
+ASAN_FREE_PROGRAMS="unreg_free_reuse stale_free"
+PROBE_LOG=build/asan/test-logs/legacy-asan-probe.log
+
+# Does an ASan program start and run correctly with safepin preloaded ahead of
+# the ASan runtime? (A shim that runs before ASan is initialized crashes.)
+asan_safepin_first_works() {
+    mkdir -p "$(dirname "$PROBE_LOG")"
+    { timeout -k 5 30 env ASAN_OPTIONS="${ASAN_OPTIONS_LEGACY}" \
+        LD_LIBRARY_PATH=build/asan/simhip LD_PRELOAD="build/asan/libsafepin.so $runtime" \
+        build/asan/tests/legacy/unreg_free_reuse >"$PROBE_LOG" 2>&1; } 2>/dev/null &&
+        grep -qx OK "$PROBE_LOG"
+}
+ASAN_OPTIONS_LEGACY=detect_leaks=0:verify_asan_link_order=0:abort_on_error=0:halt_on_error=1
+
+for san in $SANITIZERS; do
+    case $san in
+    asan)
+        lib=libasan.so
+        bad='ERROR: AddressSanitizer|AddressSanitizer:DEADLYSIGNAL|==[0-9]+==ERROR: '
+        envs=(ASAN_OPTIONS=$ASAN_OPTIONS_LEGACY
+              LEGACY_PARTS=safepin LEGACY_TIMEOUT=60) ;;
+    ubsan)
+        lib=libubsan.so
+        bad='runtime error: |UndefinedBehaviorSanitizer'
+        envs=(UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+              LEGACY_PARTS=safepin LEGACY_TIMEOUT=60) ;;
+    tsan)
+        lib=libtsan.so
+        bad='WARNING: ThreadSanitizer|ThreadSanitizer: |FATAL: ThreadSanitizer'
+        envs=("TSAN_OPTIONS=halt_on_error=1 report_signal_unsafe=0"
+              LEGACY_PARTS=repeat "LEGACY_ONLY=churn_two_threads attr_race"
+              LEGACY_REPEAT=20 LEGACY_REPEAT_PERS=current LEGACY_TIMEOUT=120) ;;
+    *)
+        echo "not ok - legacy [$san]: unknown sanitizer"; FAILED=1; continue ;;
+    esac
+    what=$(missing "$san")
+    if [ -n "$what" ]; then
+        echo "not ok - legacy [$san]: missing $what (make SAN=$san all)"; FAILED=1; continue
+    fi
+    runtime=$(rt "$lib")
+    if [ -z "$runtime" ]; then
+        echo "not ok - legacy [$san]: no $lib from ${CC:-gcc} -print-file-name"; FAILED=1; continue
+    fi
+    first=$runtime
+    safepin_lib=build/$san/libsafepin.so
+    skip=() # run.sh variables for skipped programs
+    if [ "$san" = asan ]; then
+        if asan_safepin_first_works; then
+            first=
+            safepin_lib="build/asan/libsafepin.so $runtime"
+            echo "# asan: preloading safepin before the ASan runtime"
+        else
+            echo "# asan: safepin before the ASan runtime does not start (see $PROBE_LOG);"
+            echo "#       ASan runtime first: its allocator takes free() from safepin"
+            skip=("LEGACY_SKIP=$ASAN_FREE_PROGRAMS"
+                  "LEGACY_SKIP_WHY=ASan's allocator answers free() ahead of safepin (runtime-first preload; see run-sanitized.sh)")
+        fi
+    fi
+    env "${envs[@]}" "${skip[@]}" BUILD="build/$san" SAFEPIN_LIB="$safepin_lib" \
+        LEGACY_PRELOAD_FIRST="$first" LEGACY_BAD_PATTERN="$bad" LEGACY_TAG="$san" \
+        bash "$RUN" | grep --line-buffered -v '^1\.\.'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || FAILED=1
+done
+exit $FAILED

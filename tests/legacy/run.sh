@@ -1,0 +1,276 @@
+#!/bin/bash
+# tests/legacy/run.sh - the legacy hazard programs, on simhip, without and
+# with safepin. Prints TAP lines ("ok - ..." / "not ok - ...: why").
+#
+#   BUILD=build                      where the programs, simhip and the library are
+#   SAFEPIN_LIB=$BUILD/libsafepin.so the library under test
+#
+# Knobs used by run-sanitized.sh (defaults run the whole suite):
+#   LEGACY_PARTS="native safepin repeat"   which halves to run
+#   LEGACY_ONLY="prog ..."                 only these programs
+#   LEGACY_PRELOAD_FIRST="lib ..."         preloaded before SAFEPIN_LIB (a sanitizer runtime)
+#   LEGACY_BAD_PATTERN=regex               output that fails a safepin run (sanitizer reports)
+#   LEGACY_TAG=name                        added to every test name
+#   LEGACY_TIMEOUT=seconds (20)            per run; a hang is a failure of its own
+#   LEGACY_REPEAT=20                       runs in a row for the REPEAT programs
+#   LEGACY_REPEAT_PERS="current legacy"    personalities of the repeated runs
+#   LEGACY_SKIP="prog ..." LEGACY_SKIP_WHY=text  safepin runs reported "# SKIP"
+#
+# ---------------------------------------------------------------------------
+# THE TABLE
+#
+# Column 2, WITHOUT safepin: for each personality (SIMHIP_PERSONALITY) where
+# DESIGN section 3 says the hazard exists, the evidence that it happened
+# (evidence kinds are defined just below). "clean" marks a personality where
+# the runtime itself is safe: the program must then pass, which shows that
+# its own checks are right.
+# Column 3, WITH safepin (LD_PRELOAD, both personalities, always): exit 0,
+# "OK", no fault line, no runtime abort, no deadlock report, and these
+# safepin diagnostic codes printed ("-": none required).
+#
+# program              without safepin: personality:evidence       with safepin: diagnostics
+TABLE='
+unreg_busy_stream     legacy:fault,current:clean                   -
+unreg_free_reuse      legacy:fault,current:clean                   -
+stale_munmap          legacy:fault,current:fault                   freed-while-registered
+stale_free            legacy:fault,current:fault                   freed-while-registered
+reregister_larger     legacy:fault,current:clean                   -
+churn_two_threads     legacy:misuse,current:misuse                 -
+attr_race             legacy:attr-race,current:attr-race           -
+capture_unregister    current:capture-invalidated,legacy:capture-refused -
+unreg_in_callback     legacy:deadlock,current:deadlock             -
+double_unregister     legacy:memobj,current:memobj                 double-unregister
+interior_unregister   legacy:memobj,current:memobj                 unregister-interior,unregister-unknown
+hipfree_host_ptr      legacy:memobj,current:memobj                 hipfree-host-pointer
+leak_at_exit          legacy:silent-leak,current:silent-leak       leak-at-exit
+bad_args              legacy:clean,current:clean                   -
+'
+# (bad_args is no hazard on the bare runtime, which rejects these arguments
+# too: it checks that safepin answers G11's codes and stays transparent.)
+# Run LEGACY_REPEAT times in a row under safepin (one TAP line per loop).
+REPEAT='churn_two_threads attr_race'
+#
+# Evidence kinds (all matched in the program's combined stdout+stderr):
+#   fault       the ROCm fault line "Memory access fault by GPU node-1 (Agent
+#               handle: 0x...) on address 0x.... Reason: Page not present or
+#               supervisor privilege." and death by SIGABRT
+#   memobj      "simhip: runtime abort: Memobj map does not have ptr" + SIGABRT
+#   attr-race   "simhip: runtime abort: hipPointerGetAttributes raced
+#               hipHostUnregister" + SIGABRT
+#   deadlock    "simhip: deadlock: ..." + SIGABRT
+#   capture-invalidated
+#               hipHostUnregister returned hipErrorStreamCaptureUnsupported
+#               (900) AND hipStreamEndCapture failed with
+#               hipErrorStreamCaptureInvalidated (901); exit 1
+#   capture-refused
+#               hipHostUnregister returned 900, the capture survived (no 901);
+#               exit 1
+#   misuse      the unsynchronized register/unregister pairs broke: a fault
+#               line + SIGABRT, or the Memobj runtime abort + SIGABRT, or a
+#               register/unregister/device-pointer call failed with
+#               hipErrorHostMemoryNotRegistered (713) or hipErrorInvalidValue
+#               (1); exit 1 then
+#   silent-leak the program exits 0 with "OK" and nobody reports the leaked
+#               registration (no "leak" anywhere in the output)
+#   clean       exit 0, "OK", no fault, abort or deadlock line
+# ---------------------------------------------------------------------------
+
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+SAFEPIN_LIB=${SAFEPIN_LIB:-$BUILD/libsafepin.so}
+BIN=$BUILD/tests/legacy
+SIMHIP_DIR=$BUILD/simhip
+PARTS=${LEGACY_PARTS:-native safepin repeat}
+TIMEOUT=${LEGACY_TIMEOUT:-20}
+REPEAT_N=${LEGACY_REPEAT:-20}
+REPEAT_PERS=${LEGACY_REPEAT_PERS:-current legacy}
+TAG=${LEGACY_TAG:+$LEGACY_TAG, }
+LOGDIR=$BUILD/test-logs/legacy${LEGACY_TAG:+-$LEGACY_TAG}
+mkdir -p "$LOGDIR"
+ulimit -c 0 2>/dev/null
+
+FAULT_RE='^Memory access fault by GPU node-1 \(Agent handle: 0x[0-9a-fA-F]+\) on address 0x[0-9a-fA-F]+\. Reason: Page not present or supervisor privilege\.'
+MEMOBJ_RE='simhip: runtime abort: Memobj map does not have ptr'
+ATTR_RE='simhip: runtime abort: hipPointerGetAttributes raced hipHostUnregister'
+DEADLOCK_RE='simhip: deadlock: '
+ANY_ABORT_RE='simhip: runtime abort: |simhip: deadlock: '
+SIGABRT_RC=134
+TIMEOUT_RC=124
+
+NTESTS=0
+NFAIL=0
+pass() { NTESTS=$((NTESTS + 1)); echo "ok - $1"; }
+fail() { NTESTS=$((NTESTS + 1)); NFAIL=$((NFAIL + 1)); echo "not ok - $1: $2"; }
+
+# run LOG PERSONALITY PRELOAD PROGRAM: run one program on simhip; sets RC.
+run() {
+    local log=$1 pers=$2 preload=$3 prog=$4
+    local -a envs=("SIMHIP_PERSONALITY=$pers"
+                   "LD_LIBRARY_PATH=$SIMHIP_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    [ -n "$preload" ] && envs+=("LD_PRELOAD=$preload")
+    # (the braces keep bash's "Aborted" job notice out of the TAP stream)
+    { timeout -k 5 "$TIMEOUT" env "${envs[@]}" "$BIN/$prog" >"$log" 2>&1; RC=$?; } 2>/dev/null
+}
+
+has() { grep -qE -- "$2" "$1"; }
+
+# What a log says went wrong, for "not ok" messages: the program's first
+# complaint, else its last line.
+COMPLAINT_RE='^tests/legacy/[a-z_]+\.c:[0-9]+: |corrupted data|wrong result|failed: |returned .*expected|did not run|still registered'
+tail_of() {
+    local line
+    line=$(grep -m1 -E "$COMPLAINT_RE" "$1")
+    [ -n "$line" ] || line=$(grep -v '^[[:space:]]*$' "$1" | tail -n 1)
+    echo "${line:0:200}"
+}
+
+# why_clean LOG: empty when the run was correct, else the reason.
+why_clean() {
+    local log=$1
+    if [ "$RC" -eq "$TIMEOUT_RC" ] || [ "$RC" -eq 137 ]; then
+        echo "hang: killed after ${TIMEOUT}s"; return
+    fi
+    if has "$log" "$FAULT_RE"; then echo "GPU fault: $(grep -m1 -E "$FAULT_RE" "$log" | cut -c1-200)"; return; fi
+    if has "$log" "$ANY_ABORT_RE"; then echo "$(grep -m1 -E "$ANY_ABORT_RE" "$log" | cut -c1-160)"; return; fi
+    if [ "$RC" -ne 0 ]; then echo "exit $RC: $(tail_of "$log")"; return; fi
+    if ! grep -qx 'OK' "$log"; then echo "no OK printed: $(tail_of "$log")"; return; fi
+}
+
+# why_not_evidence KIND LOG: empty when the log shows the hazard KIND.
+why_not_evidence() {
+    local kind=$1 log=$2
+    if [ "$RC" -eq "$TIMEOUT_RC" ] || [ "$RC" -eq 137 ]; then
+        echo "hang: killed after ${TIMEOUT}s (wanted $kind)"; return
+    fi
+    local abrt=0
+    [ "$RC" -eq "$SIGABRT_RC" ] && abrt=1
+    case $kind in
+    fault)
+        has "$log" "$FAULT_RE" && [ $abrt = 1 ] && return ;;
+    memobj)
+        has "$log" "$MEMOBJ_RE" && [ $abrt = 1 ] && return ;;
+    attr-race)
+        has "$log" "$ATTR_RE" && [ $abrt = 1 ] && return ;;
+    deadlock)
+        has "$log" "$DEADLOCK_RE" && [ $abrt = 1 ] && return ;;
+    capture-invalidated)
+        has "$log" 'hipHostUnregister\(stage\) returned .*\(900\)' &&
+            has "$log" 'hipStreamEndCapture failed: .*\(901\)' && [ "$RC" -eq 1 ] && return ;;
+    capture-refused)
+        has "$log" 'hipHostUnregister\(stage\) returned .*\(900\)' &&
+            ! has "$log" '\(901\)' && [ "$RC" -eq 1 ] && return ;;
+    misuse)
+        if [ $abrt = 1 ] && { has "$log" "$FAULT_RE" || has "$log" "$MEMOBJ_RE"; }; then return; fi
+        [ "$RC" -eq 1 ] &&
+            has "$log" 'hip(HostRegister|HostUnregister|HostGetDevicePointer)\(.*\) failed: .*\((713|1)\)' &&
+            return ;;
+    silent-leak)
+        [ "$RC" -eq 0 ] && grep -qx 'OK' "$log" && ! grep -qi 'leak' "$log" && return ;;
+    clean)
+        local why; why=$(why_clean "$log")
+        [ -z "$why" ] && return
+        echo "$why"; return ;;
+    *)
+        echo "unknown evidence kind '$kind' in the table"; return ;;
+    esac
+    echo "wanted $kind, got exit $RC: $(tail_of "$log")"
+}
+
+safepin_missing() { [ ! -f "$SAFEPIN_LIB" ]; }
+simhip_missing() { [ ! -f "$SIMHIP_DIR/libamdhip64.so.5" ]; }
+
+skipped() { [[ " ${LEGACY_SKIP:-} " == *" $1 "* ]]; }
+skip() { NTESTS=$((NTESTS + 1)); echo "ok - $1 # SKIP ${LEGACY_SKIP_WHY:-skipped}"; }
+
+want() { [ -z "${LEGACY_ONLY:-}" ] || [[ " $LEGACY_ONLY " == *" $1 "* ]]; }
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+# (a) Without safepin: the hazard happens.
+native_half() {
+    local prog spec diags item pers kind log why
+    while read -r prog spec diags; do
+        [ -z "$prog" ] && continue
+        want "$prog" || continue
+        for item in ${spec//,/ }; do
+            pers=${item%%:*}
+            kind=${item#*:}
+            local name="$prog [${TAG}no safepin, $pers: $kind]"
+            if simhip_missing; then fail "$name" "missing $SIMHIP_DIR/libamdhip64.so.5"; continue; fi
+            if [ ! -x "$BIN/$prog" ]; then fail "$name" "missing $BIN/$prog (make $BIN/$prog)"; continue; fi
+            log=$LOGDIR/$prog.native.$pers.log
+            run "$log" "$pers" "" "$prog"
+            why=$(why_not_evidence "$kind" "$log")
+            if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
+        done
+    done <<<"$TABLE"
+}
+
+PRELOAD="${LEGACY_PRELOAD_FIRST:+$LEGACY_PRELOAD_FIRST }$SAFEPIN_LIB"
+
+# why_safepin LOG DIAGS: empty when a run under safepin was correct.
+why_safepin() {
+    local log=$1 diags=$2 why code
+    why=$(why_clean "$log")
+    if [ -n "$why" ]; then echo "$why"; return; fi
+    if [ -n "${LEGACY_BAD_PATTERN:-}" ] && has "$log" "$LEGACY_BAD_PATTERN"; then
+        echo "sanitizer report: $(grep -m1 -E "$LEGACY_BAD_PATTERN" "$log" | cut -c1-160)"; return
+    fi
+    if [ "$diags" != "-" ]; then
+        for code in ${diags//,/ }; do
+            if ! has "$log" "^==[0-9]+==safepin: .*$code"; then
+                echo "no '==PID==safepin: ... $code' diagnostic"; return
+            fi
+        done
+    fi
+}
+
+# (b) With safepin: every program completes correctly, both personalities.
+safepin_half() {
+    local prog spec diags pers log why
+    while read -r prog spec diags; do
+        [ -z "$prog" ] && continue
+        want "$prog" || continue
+        for pers in current legacy; do
+            local name="$prog [${TAG}safepin, $pers]"
+            if skipped "$prog"; then skip "$name"; continue; fi
+            if safepin_missing; then fail "$name" "missing $SAFEPIN_LIB"; continue; fi
+            if simhip_missing; then fail "$name" "missing $SIMHIP_DIR/libamdhip64.so.5"; continue; fi
+            if [ ! -x "$BIN/$prog" ]; then fail "$name" "missing $BIN/$prog"; continue; fi
+            log=$LOGDIR/$prog.safepin.$pers.log
+            run "$log" "$pers" "$PRELOAD" "$prog"
+            why=$(why_safepin "$log" "$diags")
+            if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why (see $log)"; fi
+        done
+    done <<<"$TABLE"
+}
+
+# The racy programs: REPEAT_N runs in a row under safepin, per personality.
+repeat_half() {
+    local prog pers i log why diags
+    for prog in $REPEAT; do
+        want "$prog" || continue
+        diags=$(awk -v p="$prog" '$1 == p { print $3 }' <<<"$TABLE")
+        for pers in $REPEAT_PERS; do
+            local name="$prog [${TAG}safepin, $pers] ${REPEAT_N} runs in a row"
+            if skipped "$prog"; then skip "$name"; continue; fi
+            if safepin_missing; then fail "$name" "missing $SAFEPIN_LIB"; continue; fi
+            if simhip_missing; then fail "$name" "missing $SIMHIP_DIR/libamdhip64.so.5"; continue; fi
+            if [ ! -x "$BIN/$prog" ]; then fail "$name" "missing $BIN/$prog"; continue; fi
+            why=
+            for ((i = 1; i <= REPEAT_N; i++)); do
+                log=$LOGDIR/$prog.repeat.$pers.log
+                run "$log" "$pers" "$PRELOAD" "$prog"
+                why=$(why_safepin "$log" "${diags:--}")
+                if [ -n "$why" ]; then why="run $i of $REPEAT_N: $why (see $log)"; break; fi
+            done
+            if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
+        done
+    done
+}
+
+part native && native_half
+part safepin && safepin_half
+part repeat && repeat_half
+echo "1..$NTESTS"
+echo "# legacy${LEGACY_TAG:+ ($LEGACY_TAG)}: $((NTESTS - NFAIL)) passed, $NFAIL failed"
+[ "$NFAIL" -eq 0 ]
