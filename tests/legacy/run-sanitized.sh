@@ -20,6 +20,8 @@
 # then reported as "# SKIP" with that reason, and everything else runs.
 #
 #   SANITIZERS="asan ubsan tsan"   which ones to run
+#   TSAN_PERSONALITIES=current     personalities of the TSan loops ("current legacy")
+#   LEGACY_ASAN_ORDER=safepin-first  skip the probe, preload safepin first
 cd "$(dirname "$0")/../.." || exit 1
 SANITIZERS=${SANITIZERS:-asan ubsan tsan}
 RUN=tests/legacy/run.sh
@@ -70,7 +72,8 @@ for san in $SANITIZERS; do
         bad='WARNING: ThreadSanitizer|ThreadSanitizer: |FATAL: ThreadSanitizer'
         envs=("TSAN_OPTIONS=halt_on_error=1 report_signal_unsafe=0"
               LEGACY_PARTS=repeat "LEGACY_ONLY=churn_two_threads attr_race"
-              LEGACY_REPEAT=20 LEGACY_REPEAT_PERS=current LEGACY_TIMEOUT=120) ;;
+              LEGACY_REPEAT=20 "LEGACY_REPEAT_PERS=${TSAN_PERSONALITIES:-current}"
+              LEGACY_TIMEOUT=120) ;;
     *)
         echo "not ok - legacy [$san]: unknown sanitizer"; FAILED=1; continue ;;
     esac
@@ -83,12 +86,12 @@ for san in $SANITIZERS; do
         echo "not ok - legacy [$san]: no $lib from ${CC:-gcc} -print-file-name"; FAILED=1; continue
     fi
     first=$runtime
-    safepin_lib=build/$san/libsafepin.so
+    last=
     skip=() # run.sh variables for skipped programs
     if [ "$san" = asan ]; then
-        if asan_safepin_first_works; then
+        if [ "${LEGACY_ASAN_ORDER:-}" = safepin-first ] || asan_safepin_first_works; then
             first=
-            safepin_lib="build/asan/libsafepin.so $runtime"
+            last=$runtime
             echo "# asan: preloading safepin before the ASan runtime"
         else
             echo "# asan: safepin before the ASan runtime does not start (see $PROBE_LOG);"
@@ -97,8 +100,9 @@ for san in $SANITIZERS; do
                   "LEGACY_SKIP_WHY=ASan's allocator answers free() ahead of safepin (runtime-first preload; see run-sanitized.sh)")
         fi
     fi
-    env "${envs[@]}" "${skip[@]}" BUILD="build/$san" SAFEPIN_LIB="$safepin_lib" \
-        LEGACY_PRELOAD_FIRST="$first" LEGACY_BAD_PATTERN="$bad" LEGACY_TAG="$san" \
+    env "${envs[@]}" "${skip[@]}" BUILD="build/$san" SAFEPIN_LIB="build/$san/libsafepin.so" \
+        LEGACY_PRELOAD_FIRST="$first" LEGACY_PRELOAD_LAST="$last" \
+        LEGACY_BAD_PATTERN="$bad" LEGACY_TAG="$san" \
         bash "$RUN" | grep --line-buffered -v '^1\.\.'
     [ "${PIPESTATUS[0]}" -eq 0 ] || FAILED=1
 done

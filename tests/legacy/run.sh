@@ -9,6 +9,7 @@
 #   LEGACY_PARTS="native safepin repeat"   which halves to run
 #   LEGACY_ONLY="prog ..."                 only these programs
 #   LEGACY_PRELOAD_FIRST="lib ..."         preloaded before SAFEPIN_LIB (a sanitizer runtime)
+#   LEGACY_PRELOAD_LAST="lib ..."          preloaded after it
 #   LEGACY_BAD_PATTERN=regex               output that fails a safepin run (sanitizer reports)
 #   LEGACY_TAG=name                        added to every test name
 #   LEGACY_TIMEOUT=seconds (20)            per run; a hang is a failure of its own
@@ -132,6 +133,7 @@ why_clean() {
     fi
     if has "$log" "$FAULT_RE"; then echo "GPU fault: $(grep -m1 -E "$FAULT_RE" "$log" | cut -c1-200)"; return; fi
     if has "$log" "$ANY_ABORT_RE"; then echo "$(grep -m1 -E "$ANY_ABORT_RE" "$log" | cut -c1-160)"; return; fi
+    if [ "$RC" -gt 128 ]; then echo "killed by SIG$(kill -l $((RC - 128)) 2>/dev/null): $(tail_of "$log")"; return; fi
     if [ "$RC" -ne 0 ]; then echo "exit $RC: $(tail_of "$log")"; return; fi
     if ! grep -qx 'OK' "$log"; then echo "no OK printed: $(tail_of "$log")"; return; fi
 }
@@ -205,7 +207,7 @@ native_half() {
     done <<<"$TABLE"
 }
 
-PRELOAD="${LEGACY_PRELOAD_FIRST:+$LEGACY_PRELOAD_FIRST }$SAFEPIN_LIB"
+PRELOAD="${LEGACY_PRELOAD_FIRST:+$LEGACY_PRELOAD_FIRST }$SAFEPIN_LIB${LEGACY_PRELOAD_LAST:+ $LEGACY_PRELOAD_LAST}"
 
 # why_safepin LOG DIAGS: empty when a run under safepin was correct.
 why_safepin() {
