@@ -1,0 +1,216 @@
+#!/bin/bash
+# tests/smoke/run.sh - scripts/safepin-smoke, end to end, on the legacy
+# programs (on simhip). Prints TAP lines ("ok - ..." / "not ok - ...: why").
+#
+#   BUILD=build                      where the programs, simhip and the library are
+#   SAFEPIN_LIB=$BUILD/libsafepin.so the library under test
+#
+# Runs the smoke runner with -j 2 on a list of clean programs, programs with
+# violations, one that exits nonzero, one that crashes and one that hangs
+# (--timeout 2), then checks the table, the statuses, the violation counts,
+# the exit status and the JUnit XML. Takes a few seconds.
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "not ok - smoke: no build directory '$BUILD'"; exit 1; }
+SAFEPIN_LIB=${SAFEPIN_LIB:-$BUILD/libsafepin.so}
+SMOKE="$ROOT/scripts/safepin-smoke"
+L="$BUILD/tests/legacy"
+
+FAILS=0
+ok()     { echo "ok - $1"; }
+not_ok() { echo "not ok - $1: $2"; FAILS=$((FAILS+1)); }
+check()  { # name why command...
+    local name=$1 why=$2; shift 2
+    if "$@"; then ok "$name"; else not_ok "$name" "$why"; fi
+}
+
+for f in "$SMOKE" "$SAFEPIN_LIB" "$BUILD/simhip/libamdhip64.so.5" "$L/double_unregister"; do
+    if [ ! -e "$f" ]; then
+        echo "not ok - smoke: missing $f (make all)"
+        exit 1
+    fi
+done
+
+TMP=$(mktemp -d /tmp/safepin-smoke-test.XXXXXX)
+trap 'bg=$(cat "$TMP/bg.pid" 2>/dev/null); [ -n "$bg" ] && kill "$bg" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# The launcher's --sim finds build/simhip next to itself; for another
+# BUILD, point LD_LIBRARY_PATH at that build's simhip instead.
+SIMARGS=(--sim)
+if [ "$BUILD" != "$(cd "$ROOT/build" 2>/dev/null && pwd)" ]; then
+    SIMARGS=()
+    export LD_LIBRARY_PATH="$BUILD/simhip${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+# ---------------------------------------------------------------------------
+# The list: command line, then the expected status, violation count ("+": at
+# least one) and codes column.
+EXPECT=(
+"$L/unreg_busy_stream|pass|0|-"
+"$L/reregister_larger|pass|0|-"
+"$L/capture_unregister|pass|0|-"
+"SIMHIP_PERSONALITY=legacy $L/unreg_free_reuse|pass|0|-"
+"$BUILD/tests/diag/diag_codes nested-register|pass|0|-"
+"$L/double_unregister|violations|+|double-unregister"
+"$L/interior_unregister|violations|3|unregister-interior,unregister-unknown"
+"$L/hipfree_host_ptr|violations|1|hipfree-host-pointer"
+"$L/leak_at_exit|violations|1|leak-at-exit"
+"$L/stale_free|violations|1|freed-while-registered"
+"$L/stale_munmap|violations|1|freed-while-registered"
+"$L/bad_args|violations|3|invalid-argument"
+"sh -c 'echo smoke-boom >&2; exit 3'|failed(exit 3)|0|-"
+"sh -c 'kill -SEGV \$\$'|crashed(SIGSEGV)|0|-"
+"sh -c 'sleep 30 & echo \$! > $TMP/bg.pid; sleep 30'|timeout|0|-"
+)
+{
+    echo "# safepin-smoke test list (comments and blank lines are ignored)"
+    echo
+    for e in "${EXPECT[@]}"; do
+        echo "${e%%|*}   # expect ${e#*|}"
+    done
+    echo "   # a line with only a comment"
+} >"$TMP/list"
+
+start=$(date +%s)
+(cd "$TMP" && "$SMOKE" -q -j 2 --timeout 2 --lib "$SAFEPIN_LIB" "${SIMARGS[@]}" \
+    --list "$TMP/list" --junit "$TMP/out.xml") >"$TMP/stdout" 2>"$TMP/stderr"
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+
+check "smoke: exit status 1 when some program did not pass" "exit status $rc" [ "$rc" -eq 1 ]
+check "smoke: finishes quickly (-j 2, --timeout 2)" "took ${elapsed}s" [ "$elapsed" -le 20 ]
+check "smoke: table header" "$(head -1 "$TMP/stdout")" \
+    grep -qE '^PROGRAM +STATUS +VIOLATIONS +TIME +CODES$' "$TMP/stdout"
+nrows=$(grep -cE ' [0-9]+\.[0-9]{2}s ' "$TMP/stdout")
+check "smoke: one table row per program" "$nrows rows for ${#EXPECT[@]} programs" \
+    [ "$nrows" -eq "${#EXPECT[@]}" ]
+
+# Each row: name (the command line as shlex would join it), status,
+# violations, time, codes.
+python3 - "$TMP/stdout" "$TMP/list" "${EXPECT[@]}" >"$TMP/rows.tap" <<'EOF'
+import re, shlex, sys
+out = open(sys.argv[1]).read().splitlines()
+for e in sys.argv[3:]:
+    cmd, status, nviol, codes = e.split("|")
+    name = shlex.join(shlex.split(cmd))
+    short = shlex.split(cmd)[-1] if "sh -c" in cmd else cmd.split("/")[-1]
+    rows = [l for l in out if l.startswith(name + " ")]
+    if len(rows) != 1:
+        print("not ok - smoke row %s: %d rows start with the command line" % (short, len(rows)))
+        continue
+    m = re.match(r"^(.*?) +(pass|violations|failed\(exit \d+\)|crashed\(\w+\)|timeout) +(\d+) +(\d+\.\d\d)s +(\S+)$", rows[0])
+    if not m:
+        print("not ok - smoke row %s: unparsable row %r" % (short, rows[0]))
+        continue
+    got_name, got_status, got_n, got_t, got_codes = m.groups()
+    why = []
+    if got_name != name: why.append("name %r" % got_name)
+    if got_status != status: why.append("status %s, want %s" % (got_status, status))
+    if nviol == "+":
+        if int(got_n) < 1: why.append("violations %s, want >= 1" % got_n)
+    elif int(got_n) != int(nviol): why.append("violations %s, want %s" % (got_n, nviol))
+    if got_codes != codes: why.append("codes %s, want %s" % (got_codes, codes))
+    if status == "timeout" and not (1.9 <= float(got_t) < 10):
+        why.append("time %ss for a 2s timeout" % got_t)
+    if why:
+        print("not ok - smoke row %s: %s" % (short, "; ".join(why)))
+    else:
+        print("ok - smoke row %s: %s, %s violations" % (short, got_status, got_n))
+EOF
+cat "$TMP/rows.tap"
+FAILS=$((FAILS + $(grep -c '^not ok' "$TMP/rows.tap")))
+
+check "smoke: summary line" "$(grep '^safepin-smoke: [0-9]* programs' "$TMP/stdout")" \
+    grep -qx "safepin-smoke: 15 programs: 5 passed, 7 with violations, 1 failed, 1 crashed, 1 timed out ([0-9.]*s)" "$TMP/stdout"
+
+# The timeout killed the whole process group, the background child too
+# (dead: gone, or a zombie where init does not reap).
+sleep 0.2
+bg=$(cat "$TMP/bg.pid" 2>/dev/null)
+gone() { [ -n "$1" ] && { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }; }
+check "smoke: timeout kills the process group" "background child ${bg:-?} still alive" gone "$bg"
+
+# ---------------------------------------------------------------------------
+# JUnit XML
+python3 - "$TMP/out.xml" "${EXPECT[@]}" >"$TMP/xml.tap" <<'EOF'
+import shlex, sys
+import xml.etree.ElementTree as ET
+def res(ok, name, why=""):
+    print(("ok - %s" % name) if ok else ("not ok - %s: %s" % (name, why)))
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception as e:
+    res(False, "smoke junit: parses", str(e)); sys.exit(0)
+res(True, "smoke junit: parses")
+exp = [e.split("|") for e in sys.argv[2:]]
+names = [shlex.join(shlex.split(e[0])) for e in exp]
+want = {"tests": len(exp),
+        "failures": sum(1 for e in exp if e[1] == "violations" or e[1].startswith("failed")),
+        "errors": sum(1 for e in exp if e[1] in ("timeout",) or e[1].startswith("crashed"))}
+res(root.tag == "testsuite" and root.get("name") == "safepin-smoke",
+    "smoke junit: one testsuite named safepin-smoke", "root <%s name=%r>" % (root.tag, root.get("name")))
+got = {k: int(root.get(k, "-1")) for k in want}
+res(got == want, "smoke junit: tests/failures/errors counts", "got %s, want %s" % (got, want))
+cases = root.findall("testcase")
+res([c.get("name") for c in cases] == names, "smoke junit: testcase names are the command lines",
+    "got %s" % [c.get("name") for c in cases])
+res(all(c.get("classname") == "safepin-smoke" for c in cases), "smoke junit: classname safepin-smoke")
+try:
+    ok = all(float(c.get("time")) >= 0 for c in cases) and float(root.get("time")) >= 0
+except (TypeError, ValueError):
+    ok = False
+res(ok, "smoke junit: time attributes", "missing or not numbers")
+bad = []
+for c, (cmd, status, n, codes) in zip(cases, exp):
+    f, e = c.find("failure"), c.find("error")
+    if status == "pass":
+        if f is not None or e is not None: bad.append("%s: failure/error on a pass" % cmd)
+    elif status == "violations":
+        if f is None or e is not None: bad.append("%s: want <failure>" % cmd); continue
+        for code in codes.split(","):
+            if code not in f.get("message", "") or code + ": " not in (f.text or ""):
+                bad.append("%s: code %s not in the failure" % (cmd, code))
+    elif status.startswith("failed"):
+        if f is None or "3" not in f.get("message", ""): bad.append("%s: want <failure> with the status" % cmd)
+    else:
+        if e is None: bad.append("%s: want <error>" % cmd)
+        elif status == "timeout" and "timed out" not in e.get("message", ""): bad.append("%s: error message %r" % (cmd, e.get("message")))
+        elif status.startswith("crashed") and "SIGSEGV" not in e.get("message", ""): bad.append("%s: error message %r" % (cmd, e.get("message")))
+res(not bad, "smoke junit: failure/error elements match the statuses", "; ".join(bad))
+se = {c.get("name"): (c.findtext("system-err") or "") for c in cases}
+boom = [n for n in names if "smoke-boom" in n][0]
+res("smoke-boom" in se[boom], "smoke junit: system-err holds the program's stderr", repr(se[boom][-200:]))
+du = [n for n in names if n.endswith("/double_unregister")][0]
+res("double-unregister" in se[du], "smoke junit: system-err holds safepin's diagnostics", repr(se[du][-200:]))
+EOF
+cat "$TMP/xml.tap"
+FAILS=$((FAILS + $(grep -c '^not ok' "$TMP/xml.tap")))
+
+# ---------------------------------------------------------------------------
+# Programs as arguments, all clean: exit 0, JUnit XML in the cwd by default.
+mkdir -p "$TMP/cwd"
+(cd "$TMP/cwd" && "$SMOKE" -q -j 2 --lib "$SAFEPIN_LIB" "${SIMARGS[@]}" -- \
+    "$L/unreg_busy_stream" -- "$BUILD/tests/diag/diag_codes" capture-deferred) \
+    >"$TMP/stdout2" 2>&1
+rc=$?
+check "smoke: all clean programs: exit 0" "exit status $rc: $(tail -3 "$TMP/stdout2")" [ "$rc" -eq 0 ]
+check "smoke: programs with arguments from the command line" "$(cat "$TMP/stdout2")" \
+    grep -qE "^$BUILD/tests/diag/diag_codes capture-deferred +pass +0 " "$TMP/stdout2"
+check "smoke: default JUnit file in the cwd" "no $TMP/cwd/safepin-smoke.xml" \
+    python3 -c "import sys, xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); sys.exit(r.get('tests')!='2' or r.get('failures')!='0' or r.get('errors')!='0')" \
+    "$TMP/cwd/safepin-smoke.xml"
+
+# Usage: --help is 0, no programs / unknown option is 2.
+"$SMOKE" --help >"$TMP/help" 2>&1; rc=$?
+check "smoke: --help" "exit $rc" eval "[ $rc -eq 0 ] && grep -q -- '--timeout' '$TMP/help'"
+"$SMOKE" >/dev/null 2>&1; rc=$?
+check "smoke: no programs is a usage error" "exit $rc" [ "$rc" -eq 2 ]
+"$SMOKE" --no-such-option x >/dev/null 2>&1; rc=$?
+check "smoke: unknown option is a usage error" "exit $rc" [ "$rc" -eq 2 ]
+
+if [ "$FAILS" -ne 0 ]; then
+    echo "# smoke: $FAILS failed; runner output:"
+    sed 's/^/#   /' "$TMP/stdout"
+fi
+exit $([ "$FAILS" -eq 0 ] && echo 0 || echo 1)
