@@ -108,7 +108,7 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(B)/bench/%: bench/%.c simhip/simhip.h
+$(B)/bench/%: bench/%.c bench/bench.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O2 -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 

@@ -176,6 +176,7 @@ hipError_t sp_host_unregister(void *p)
     if (sp_opt.sync_unregister && !sp_tls_in_hostfn)
         sp_reaper_wait_range(base, id);
     sp_reg_unlock();
+    sp_reaper_kick();
     return hipSuccess;
 }
 
@@ -201,6 +202,7 @@ hipError_t sp_hip_free(void *p)
     if (sp_tls_in_hostfn && sp_reaper_defer_call(SP_ACT_HIPFREE, p) == 0) {
         /* hipFree synchronizes: from a host function it would deadlock. */
         sp_reg_unlock();
+        sp_reaper_kick();
         return hipSuccess;
     }
     uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);

@@ -77,6 +77,11 @@ void sp_at_exit(int status, void *arg)
     (void)arg;
     if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
         return;
+    /* A process that never had a HIP runtime (a shell, `timeout`, any helper
+     * that inherited LD_PRELOAD) has nothing to report and must not
+     * overwrite the program's report. */
+    if (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0)
+        return;
     sp_reaper_drain(sp_opt.drain_timeout_ms);
     sp_reg_lock();
     sp_reg_for_each(report_leak, NULL);

@@ -10,6 +10,7 @@
  */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -18,23 +19,51 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-extern void __libc_free(void *);
 extern void *__libc_realloc(void *, size_t);
-extern void *__libc_malloc(size_t);
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 
+static __thread int tls_resolving;
+
+/* Lazily resolve a libc function the first time it is needed before
+ * sp_init ran (e.g. while another preloaded runtime, such as ASan's, sets
+ * itself up). NULL while a lookup is already in progress on this thread. */
+static void *resolve_next(const char *name)
+{
+    if (tls_resolving)
+        return NULL;
+    tls_resolving = 1;
+    void *p = dlsym(RTLD_NEXT, name);
+    tls_resolving = 0;
+    return p;
+}
+
 static inline void real_free(void *p)
 {
-    if (LIKELY(sp_real.free != NULL))
-        sp_real.free(p);
-    else
-        __libc_free(p);
+    void (*f)(void *) = sp_real.free;
+    if (LIKELY(f != NULL)) {
+        f(p);
+        return;
+    }
+    f = (void (*)(void *))resolve_next("free");
+    if (f) {
+        sp_real.free = f;
+        f(p);
+    }
+    /* else: freed during our own symbol lookup: leaking this block is safer
+     * than handing it to an allocator that may not own it. */
 }
 
 static inline void *real_realloc(void *p, size_t n)
 {
-    return sp_real.realloc ? sp_real.realloc(p, n) : __libc_realloc(p, n);
+    void *(*f)(void *, size_t) = sp_real.realloc;
+    if (!f) {
+        f = (void *(*)(void *, size_t))resolve_next("realloc");
+        if (!f)
+            return __libc_realloc(p, n);
+        sp_real.realloc = f;
+    }
+    return f(p, n);
 }
 
 static inline int real_munmap(void *a, size_t n)
@@ -117,6 +146,10 @@ static int defer_if_registered(sp_act_kind kind, uintptr_t a, size_t len, int ad
 
 static void free_slow(void *p)
 {
+    if (sp_reg_held()) {
+        real_free(p);
+        return;
+    }
     size_t n = malloc_usable_size(p);
     if (!sp_reg_maybe((uintptr_t)p, n)) {
         real_free(p);
@@ -125,6 +158,7 @@ static void free_slow(void *p)
     sp_reg_lock();
     int deferred = defer_if_registered(SP_ACT_FREE, (uintptr_t)p, n, 0, "free");
     sp_reg_unlock();
+    sp_reaper_kick();
     if (!deferred)
         real_free(p);
 }
@@ -140,7 +174,7 @@ void sp_free(void *p)
 
 void *sp_realloc(void *p, size_t n)
 {
-    if (LIKELY(sp_reg_empty()) || !p)
+    if (LIKELY(sp_reg_empty()) || !p || sp_reg_held())
         return real_realloc(p, n);
     size_t old = malloc_usable_size(p);
     if (!sp_reg_maybe((uintptr_t)p, old))
@@ -167,11 +201,12 @@ void *sp_realloc(void *p, size_t n)
 
 int sp_munmap(void *addr, size_t len)
 {
-    if (LIKELY(sp_reg_empty()) || !sp_reg_maybe((uintptr_t)addr, len))
+    if (LIKELY(sp_reg_empty()) || sp_reg_held() || !sp_reg_maybe((uintptr_t)addr, len))
         return real_munmap(addr, len);
     sp_reg_lock();
     int deferred = defer_if_registered(SP_ACT_MUNMAP, (uintptr_t)addr, len, 0, "munmap");
     sp_reg_unlock();
+    sp_reaper_kick();
     return deferred ? 0 : real_munmap(addr, len);
 }
 
@@ -183,7 +218,7 @@ static size_t page_up(size_t n)
 
 void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
 {
-    if (LIKELY(sp_reg_empty()))
+    if (LIKELY(sp_reg_empty()) || sp_reg_held())
         return real_mremap(old, old_size, new_size, flags, new_addr);
     uintptr_t o = (uintptr_t)old;
     if (flags & MREMAP_FIXED) {
@@ -212,6 +247,7 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
         sp_reg_lock();
         int deferred = defer_if_registered(SP_ACT_MUNMAP, o, old_size, 0, "mremap");
         sp_reg_unlock();
+        sp_reaper_kick();
         if (!deferred)
             real_munmap(old, old_size);
         return q;
@@ -224,6 +260,7 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
         int deferred = defer_if_registered(SP_ACT_MUNMAP, o + keep, old_size - keep, 0,
                                            "mremap (shrink)");
         sp_reg_unlock();
+        sp_reaper_kick();
         return deferred ? old : real_mremap(old, old_size, new_size, flags, new_addr);
     }
     return real_mremap(old, old_size, new_size, flags, new_addr); /* grows in place */
@@ -240,7 +277,7 @@ int sp_madvise(void *addr, size_t len, int advice)
 {
     if (LIKELY(sp_reg_empty()) ||
         (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
-        !sp_reg_maybe((uintptr_t)addr, len))
+        sp_reg_held() || !sp_reg_maybe((uintptr_t)addr, len))
         return real_madvise(addr, len, advice);
     sp_reg_lock();
     int live = 0, deferred = 0;
@@ -253,7 +290,8 @@ int sp_madvise(void *addr, size_t len, int advice)
 
 void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (LIKELY(!(flags & MAP_FIXED)) || sp_reg_empty() || !sp_reg_maybe((uintptr_t)addr, len))
+    if (LIKELY(!(flags & MAP_FIXED)) || sp_reg_empty() || sp_reg_held() ||
+        !sp_reg_maybe((uintptr_t)addr, len))
         return real_mmap(addr, len, prot, flags, fd, off);
     sp_reg_lock();
     sp_report_freed_live((uintptr_t)addr, len, "mmap(MAP_FIXED)");

@@ -3,8 +3,10 @@
  */
 #include "diag.h"
 #include "registry.h"
+#include "symbolize.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@ sp_stats sp_stat;
 
 static int log_fd = 2;
 static const void *self_base;
+static uintptr_t self_lo, self_hi; /* safepin's own loaded segments */
 
 static const struct {
     const char *name;
@@ -61,11 +64,36 @@ static void expand_path(const char *in, char *out, size_t n)
     out[o] = '\0';
 }
 
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    uintptr_t me = (uintptr_t)&sp_diag_init;
+    if (me >= lo && me < hi) {
+        self_lo = lo;
+        self_hi = hi;
+        return 1;
+    }
+    return 0;
+}
+
 void sp_diag_init(void)
 {
     Dl_info info;
     if (dladdr((void *)&sp_diag_init, &info))
         self_base = info.dli_fbase;
+    dl_iterate_phdr(find_self, NULL);
     if (sp_opt.log_path[0]) {
         char path[512];
         expand_path(sp_opt.log_path, path, sizeof(path));
@@ -151,22 +179,30 @@ static void print_frame(int i, void *pc)
 
 static void print_pcs(const char *what, void *const *pc, int n, pid_t tid)
 {
-    char buf[160];
+    char buf[512];
     int w = snprintf(buf, sizeof(buf), "  %s (thread %d):\n", what, (int)tid);
     if (w > 0)
         write_all(buf, (size_t)w);
-    for (int i = 0; i < n; i++)
-        print_frame(i, pc[i]);
+    if (n > SP_SYM_MAX)
+        n = SP_SYM_MAX;
+    if (n <= 0)
+        return;
+    sp_frame_info fi[n];
+    sp_symbolize(pc, n, fi);
+    for (int i = 0; i < n; i++) {
+        w = sp_format_frame(buf, sizeof(buf), i, pc[i], &fi[i]);
+        if (w > 0)
+            write_all(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
+    }
 }
 
 /* Frames of safepin itself at the top of a stack are not shown. */
 static int first_foreign_frame(void *const *pc, int n)
 {
-    if (!self_base)
+    if (!self_hi)
         return 0;
     int i = 0;
-    Dl_info info;
-    while (i < n && dladdr(pc[i], &info) && info.dli_fbase == self_base)
+    while (i < n && (uintptr_t)pc[i] >= self_lo && (uintptr_t)pc[i] < self_hi)
         i++;
     return i == n ? 0 : i;
 }
@@ -385,6 +421,8 @@ static void pct(uint64_t *v, uint64_t n, double *p50, double *p90, double *p99, 
     *max = v[n - 1] / 1e3;
 }
 
+static void json_str(FILE *f, const char *s);
+
 static void json_site(FILE *f, const char *key, const sp_site *s)
 {
     fprintf(f, "\"%s\": ", key);
@@ -392,18 +430,19 @@ static void json_site(FILE *f, const char *key, const sp_site *s)
         fprintf(f, "null");
         return;
     }
+    int n = s->n < SP_SYM_MAX ? s->n : SP_SYM_MAX;
+    sp_frame_info fi[n > 0 ? n : 1];
+    if (n > 0)
+        sp_symbolize(s->pc, n, fi);
     fprintf(f, "{\"thread\": %d, \"frames\": [", (int)s->tid);
-    for (int i = 0; i < s->n; i++) {
-        Dl_info info;
-        const char *fn = "", *mod = "";
-        unsigned long off = 0;
-        if (dladdr(s->pc[i], &info)) {
-            fn = info.dli_sname ? info.dli_sname : "";
-            mod = info.dli_fname ? info.dli_fname : "";
-            off = info.dli_saddr ? (unsigned long)((uintptr_t)s->pc[i] - (uintptr_t)info.dli_saddr) : 0;
-        }
-        fprintf(f, "%s{\"pc\": \"%p\", \"function\": \"%s\", \"offset\": %lu, \"module\": \"%s\"}",
-                i ? ", " : "", s->pc[i], fn, off, mod);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s{\"pc\": \"%p\", \"function\": ", i ? ", " : "", s->pc[i]);
+        json_str(f, fi[i].func);
+        fprintf(f, ", \"offset\": %lu, \"file\": ", (unsigned long)fi[i].func_offset);
+        json_str(f, fi[i].file);
+        fprintf(f, ", \"module\": ");
+        json_str(f, fi[i].module);
+        fprintf(f, ", \"module_offset\": %lu}", (unsigned long)fi[i].module_offset);
     }
     fprintf(f, "]}");
 }

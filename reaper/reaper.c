@@ -46,6 +46,8 @@ static struct {
     int n_capturing;
     int marking;
     int started, stop;
+    int idle;         /* the reaper sleeps waiting for work */
+    int need_wake;    /* work queued while it slept; sp_reaper_kick wakes it */
     pthread_t thread;
     uint64_t submit_seq;
     size_t n_releasing;
@@ -103,7 +105,28 @@ void sp_reaper_release(sp_range *r)
     if (!r->queued && !r->in_batch)
         enqueue(r);
     start_reaper();
-    sp_reg_broadcast();
+    if (R.idle)
+        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+}
+
+void sp_reaper_kick(void)
+{
+    if (__atomic_load_n(&R.need_wake, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(&R.need_wake, 0, __ATOMIC_RELAXED))
+        sp_reg_broadcast();
+}
+
+/* Lock held: before waiting for the reaper, make sure it is awake. */
+static void kick_locked(void)
+{
+    if (__atomic_exchange_n(&R.need_wake, 0, __ATOMIC_RELAXED))
+        sp_reg_broadcast();
+}
+
+static void wait_reaper(void)
+{
+    kick_locked();
+    sp_reg_wait();
 }
 
 int sp_reaper_revive(sp_range *r)
@@ -124,7 +147,7 @@ void sp_reaper_wait_range(uintptr_t base, uint64_t id)
 {
     sp_range *r;
     while ((r = sp_reg_find(base)) && r->id == id && r->state == SP_RANGE_RELEASING)
-        sp_reg_wait();
+        wait_reaper();
 }
 
 size_t sp_reaper_pending(void) { return R.n_releasing; }
@@ -199,7 +222,7 @@ int sp_reaper_defer(sp_act_kind kind, void *addr, size_t len, int advice)
     if (!act) {
         /* Out of memory: keep the promise by waiting for the releases. */
         while (sp_reg_for_overlaps(a, len, any_releasing, NULL))
-            sp_reg_wait();
+            wait_reaper();
         return 0;
     }
     act->kind = kind;
@@ -230,7 +253,8 @@ int sp_reaper_defer_call(sp_act_kind kind, void *addr)
     R.calls = act;
     SP_COUNT(deferred_hipfree);
     start_reaper();
-    sp_reg_broadcast();
+    if (R.idle)
+        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -251,7 +275,7 @@ void sp_reaper_wait_clear(uintptr_t addr, size_t len)
     sp_reg_for_overlaps(addr, len ? len : 1, release_live, NULL);
     while (sp_reaper_pending_overlaps(addr, len)) {
         SP_COUNT(waits_for_release);
-        sp_reg_wait();
+        wait_reaper();
     }
 }
 
@@ -497,6 +521,19 @@ static void run_ready_actions(void)
     }
 }
 
+/* Lock held. Large ranges are expensive to pin again: give an identical
+ * re-register a short grace to revive them. Returns 1 if r was revived. */
+static int revive_grace(sp_range *r)
+{
+    if (!sp_opt.revive || sp_opt.revive_grace_us <= 0 || r->freed ||
+        r->size < (size_t)sp_opt.revive_grace_bytes)
+        return 0;
+    uint64_t deadline = r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
+    while (r->state == SP_RANGE_RELEASING && !r->freed && !R.stop && sp_now_ns() < deadline)
+        sp_reg_timedwait_ns(deadline);
+    return r->state != SP_RANGE_RELEASING;
+}
+
 /* Lock held: the real unregister of r, its actions, and its removal. */
 static void complete_release(sp_range *r)
 {
@@ -545,8 +582,11 @@ static void *reaper_main(void *arg)
     hipEvent_t orphans[SP_MAX_ORPHANS];
     sp_reg_lock();
     for (;;) {
-        while (!R.q_head && !R.calls && !R.stop)
+        while (!R.q_head && !R.calls && !R.stop) {
+            R.idle = 1;
             sp_reg_wait();
+            R.idle = 0;
+        }
         if (R.calls) {
             sp_action *calls = R.calls;
             R.calls = NULL;
@@ -599,7 +639,7 @@ static void *reaper_main(void *arg)
         while (r) {
             sp_range *next = r->release;
             r->in_batch = 0;
-            if (r->state != SP_RANGE_RELEASING) {
+            if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
                 /* revived */
             } else if (r->rel_seq > mark_seq) {
                 enqueue(r); /* unregistered again after the markers: new round */
@@ -617,6 +657,7 @@ size_t sp_reaper_drain(long timeout_ms)
 {
     sp_reg_lock();
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    kick_locked();
     while ((R.n_releasing > 0 || R.calls) && R.started) {
         if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT)
             break;

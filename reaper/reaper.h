@@ -27,9 +27,14 @@
 extern "C" {
 #endif
 
-/* Start a release of r (LIVE -> RELEASING) and wake the reaper, starting it
- * on first use. Lock held. Never fails. */
+/* Start a release of r (LIVE -> RELEASING), starting the reaper on first
+ * use. Lock held. Never fails. The reaper is woken by sp_reaper_kick(),
+ * which the caller calls after unlocking (so the unregister call does not
+ * pay for a wake-up made while holding the lock), or by any wait below. */
 void sp_reaper_release(sp_range *r);
+
+/* Wake the reaper if work was queued while it slept. No lock needed. */
+void sp_reaper_kick(void);
 
 /* Revive a RELEASING range whose real unregister has not started: it is LIVE
  * again with nest 1 and its release is dropped. Lock held. Returns 1 if

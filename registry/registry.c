@@ -96,7 +96,8 @@ static sp_tree_node *g_root;          /* AVL root */
 static uint64_t g_next_id;            /* never reset: ids stay increasing */
 
 /* Lock-free summary: written under the lock, read by sp_reg_maybe. */
-static atomic_size_t g_nranges;
+/* Ranges in the registry; read without the lock (sp_reg_empty, inline). */
+size_t sp_reg_nranges;
 static atomic_uint g_slots[SLOT_COUNT];
 static atomic_size_t g_huge_n;
 static atomic_uintptr_t g_huge_lo = UINTPTR_MAX;
@@ -158,17 +159,29 @@ static uintptr_t range_last(const sp_range *r)
 /* ------------------------------------------------------------------------ */
 /* The lock                                                                 */
 
+/* Whether this thread holds the lock: the memory hooks must not take it
+ * again when code run under it (a diagnostic, the runtime) frees memory. */
+static __thread int tls_held __attribute__((tls_model("initial-exec")));
+
 /* Takes the registry mutex (initializing it on first use). Not recursive. */
 void sp_reg_lock(void)
 {
     reg_once();
     pthread_mutex_lock(&g_lock);
+    tls_held = 1;
 }
 
 /* Releases the registry mutex. */
 void sp_reg_unlock(void)
 {
+    tls_held = 0;
     pthread_mutex_unlock(&g_lock);
+}
+
+/* 1 if the calling thread holds the registry lock. No lock. */
+int sp_reg_held(void)
+{
+    return tls_held;
 }
 
 /* Lock held. Waits for a broadcast (or a spurious wakeup): callers loop on
@@ -264,21 +277,15 @@ __attribute__((noinline)) static int maybe_slow(uintptr_t addr, size_t len)
  * empty registry it is one relaxed load and one branch. */
 int sp_reg_maybe(uintptr_t addr, size_t len)
 {
-    if (atomic_load_explicit(&g_nranges, memory_order_relaxed) == 0)
+    if (__atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED) == 0)
         return 0;
     return maybe_slow(addr, len);
-}
-
-/* No lock: 1 when the registry holds no range (one relaxed load). */
-int sp_reg_empty(void)
-{
-    return atomic_load_explicit(&g_nranges, memory_order_relaxed) == 0;
 }
 
 /* Lock held, or a racy (but data-race-free) read. */
 size_t sp_reg_count(void)
 {
-    return atomic_load_explicit(&g_nranges, memory_order_relaxed);
+    return __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -507,7 +514,7 @@ sp_range *sp_reg_insert(uintptr_t base, size_t size, unsigned flags, int device)
     r->id = ++g_next_id;
     tree_insert(r);
     summary_update(base, range_last(r), 1);
-    atomic_fetch_add_explicit(&g_nranges, 1, memory_order_relaxed);
+    __atomic_fetch_add(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -518,7 +525,7 @@ void sp_reg_remove(sp_range *r)
     HASH_DELETE(hh, g_table, r);
     tree_remove(&r->node);
     summary_update(r->base, range_last(r), -1);
-    atomic_fetch_sub_explicit(&g_nranges, 1, memory_order_relaxed);
+    __atomic_fetch_sub(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
     sp_mem_free(r);
     pthread_cond_broadcast(&g_cond);
 }
@@ -635,7 +642,7 @@ int sp_reg_check(void)
     if (h < 0)
         return -h;                    /* 1..4: shape of the tree */
     if (count != HASH_COUNT(g_table) ||
-        count != atomic_load_explicit(&g_nranges, memory_order_relaxed))
+        count != __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED))
         return 5;
     for (sp_tree_node *n = tree_first(); n; n = tree_next(n)) {
         sp_range *r = node_range(n);
@@ -734,7 +741,7 @@ void sp_reg_reset(void)
     atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
     atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
     atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
-    atomic_store_explicit(&g_nranges, 0, memory_order_relaxed);
+    __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
 
     reg_init_lock();
 }
@@ -757,4 +764,5 @@ void sp_reg_fork_parent(void)
 void sp_reg_fork_child(void)
 {
     sp_reg_reset();
+    tls_held = 0;
 }

@@ -77,6 +77,9 @@ void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
  * state, is removed, or an op ends). */
 void sp_reg_lock(void);
 void sp_reg_unlock(void);
+/* 1 if the calling thread holds the lock (the memory hooks then pass
+ * through: it is safepin's own code, or the runtime called under it). */
+int sp_reg_held(void);
 void sp_reg_wait(void);                       /* lock held; waits on the condvar */
 int sp_reg_timedwait_ns(uint64_t abs_monotonic_ns); /* lock held; 0 or ETIMEDOUT */
 void sp_reg_broadcast(void);                  /* lock held or not */
@@ -90,8 +93,12 @@ int sp_reg_maybe(uintptr_t addr, size_t len);
 size_t sp_reg_count(void);
 
 /* Lock-free: 1 when the registry holds no range at all (a relaxed atomic
- * load; the memory hooks' single predictable branch). */
-int sp_reg_empty(void);
+ * load, inlined: the memory hooks' single predictable branch). */
+extern size_t sp_reg_nranges;
+static inline int sp_reg_empty(void)
+{
+    return __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED) == 0;
+}
 
 /* Insert a new LIVE range with nest = 1 and a fresh id. Lock held. Returns
  * NULL if out of memory or if it would overlap an existing range. */

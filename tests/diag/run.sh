@@ -65,7 +65,7 @@ while read -r code level viol extra stack; do
         echo "$out" | grep -qE "^    #0 0x[0-9a-f]+ in " || why="$why; no stack frames"
     fi
     if [ "$stack" != - ]; then
-        echo "$out" | grep -qE "#[0-9]+ 0x[0-9a-f]+ in main\+0x[0-9a-f]+ \(diag_codes\+0x" || why="$why; stack does not name main in diag_codes"
+        echo "$out" | grep -qE "#[0-9]+ 0x[0-9a-f]+ in main .*diag_codes\.c:[0-9]+.* \(diag_codes\+0x" || why="$why; stack does not name main at diag_codes.c:LINE"
     fi
     j=$(json_check "$T/$code.json" "$code" "$viol")
     [ -n "$j" ] && why="$why; json: $j"

@@ -1,0 +1,218 @@
+/*
+ * symbolize.c - function names and file:line for recorded stacks.
+ *
+ * dladdr() names only exported symbols. Like the sanitizers, which call an
+ * external symbolizer, safepin asks addr2line (binutils) for function,
+ * file and line, one process per module of a stack, with LD_PRELOAD removed
+ * from its environment. Falls back to dladdr when addr2line is missing or
+ * symbolize=0.
+ */
+#include "symbolize.h"
+#include "options.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+/* Address as addr2line wants it: relative to the load base for shared
+ * objects and PIE, absolute for ET_EXEC. */
+static uintptr_t file_address(uintptr_t pc, const Dl_info *info)
+{
+    const ElfW(Ehdr) *eh = info->dli_fbase;
+    if (eh && eh->e_type == ET_EXEC)
+        return pc;
+    return pc - (uintptr_t)info->dli_fbase;
+}
+
+/* Run addr2line on one module for the frames idx[0..k). */
+static void run_addr2line(const char *path, const uintptr_t *addr, const int *idx, int k,
+                          sp_frame_info *out)
+{
+    char args[64][24];
+    char *argv[72];
+    int a = 0;
+    argv[a++] = "addr2line";
+    argv[a++] = "-f";
+    argv[a++] = "-C";
+    argv[a++] = "-e";
+    argv[a++] = (char *)path;
+    for (int i = 0; i < k && i < 64; i++) {
+        snprintf(args[i], sizeof(args[i]), "0x%lx", (unsigned long)addr[i]);
+        argv[a++] = args[i];
+    }
+    argv[a] = NULL;
+
+    char *envp[512];
+    int e = 0;
+    for (char **p = environ; p && *p && e < 511; p++)
+        if (strncmp(*p, "LD_PRELOAD=", 11) != 0)
+            envp[e++] = *p;
+    envp[e] = NULL;
+
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "addr2line", &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        return;
+    }
+    char buf[16384];
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], buf + got, sizeof(buf) - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        if (got >= sizeof(buf) - 1)
+            break;
+    }
+    buf[got] = '\0';
+    close(fds[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    /* Two lines per address: function, then file:line. */
+    char *save = NULL, *line = strtok_r(buf, "\n", &save);
+    for (int i = 0; i < k && line; i++) {
+        char *fileline = strtok_r(NULL, "\n", &save);
+        if (!fileline)
+            break;
+        if (strcmp(line, "??") != 0)
+            copy_str(out[idx[i]].func, sizeof(out[idx[i]].func), line);
+        if (strncmp(fileline, "??", 2) != 0)
+            copy_str(out[idx[i]].file, sizeof(out[idx[i]].file), fileline);
+        line = strtok_r(NULL, "\n", &save);
+    }
+}
+
+/* Results by pc, so a stack seen again costs no new addr2line. */
+#define CACHE_SIZE 512
+static struct {
+    void *pc;
+    int adjusted;
+    sp_frame_info fi;
+} cache[CACHE_SIZE];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned cache_slot(void *pc, int adjusted)
+{
+    uintptr_t x = (uintptr_t)pc * 0x9E3779B97F4A7C15ull + (uintptr_t)adjusted;
+    return (unsigned)(x >> 40) % CACHE_SIZE;
+}
+
+void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
+{
+    Dl_info info[SP_SYM_MAX];
+    int have[SP_SYM_MAX];
+    if (n > SP_SYM_MAX)
+        n = SP_SYM_MAX;
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof(out[i]));
+        have[i] = dladdr(pc[i], &info[i]) && info[i].dli_fname;
+        if (!have[i])
+            continue;
+        const char *mod = strrchr(info[i].dli_fname, '/');
+        copy_str(out[i].module, sizeof(out[i].module), mod ? mod + 1 : info[i].dli_fname);
+        out[i].module_offset = (uintptr_t)pc[i] - (uintptr_t)info[i].dli_fbase;
+        if (info[i].dli_sname) {
+            copy_str(out[i].func, sizeof(out[i].func), info[i].dli_sname);
+            out[i].func_offset = (uintptr_t)pc[i] - (uintptr_t)info[i].dli_saddr;
+            out[i].has_offset = 1;
+        }
+    }
+    if (!sp_opt.symbolize)
+        return;
+    int done[SP_SYM_MAX] = {0};
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n; i++) {
+        unsigned c = cache_slot(pc[i], i > 0);
+        if (have[i] && cache[c].pc == pc[i] && cache[c].adjusted == (i > 0)) {
+            out[i] = cache[c].fi;
+            done[i] = 1;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    int was_done[SP_SYM_MAX];
+    memcpy(was_done, done, sizeof(done));
+    for (int i = 0; i < n; i++) {
+        if (!have[i] || done[i])
+            continue;
+        uintptr_t addr[SP_SYM_MAX];
+        int idx[SP_SYM_MAX], k = 0;
+        const char *path = info[i].dli_fname;
+        char exe[512];
+        if (!path[0]) { /* the main program */
+            ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+            if (l <= 0)
+                continue;
+            exe[l] = '\0';
+            path = exe;
+        }
+        for (int j = i; j < n; j++) {
+            if (!have[j] || done[j] || info[j].dli_fbase != info[i].dli_fbase)
+                continue;
+            /* Return addresses point after the call: look up the call. */
+            uintptr_t p = (uintptr_t)pc[j] - (j > 0 ? 1 : 0);
+            addr[k] = file_address(p, &info[j]);
+            idx[k++] = j;
+            done[j] = 1;
+        }
+        run_addr2line(path, addr, idx, k, out);
+    }
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n; i++) {
+        if (!have[i] || was_done[i])
+            continue;
+        unsigned c = cache_slot(pc[i], i > 0);
+        cache[c].pc = pc[i];
+        cache[c].adjusted = i > 0;
+        cache[c].fi = out[i];
+    }
+    pthread_mutex_unlock(&cache_lock);
+}
+
+int sp_format_frame(char *buf, size_t n, int i, void *pc, const sp_frame_info *f)
+{
+    const char *mod = f->module[0] ? f->module : "<main>";
+    if (f->file[0] && f->func[0])
+        return snprintf(buf, n, "    #%d %p in %s %s (%s+0x%lx)\n", i, pc, f->func, f->file, mod,
+                        (unsigned long)f->module_offset);
+    if (f->func[0] && f->has_offset)
+        return snprintf(buf, n, "    #%d %p in %s+0x%lx (%s+0x%lx)\n", i, pc, f->func,
+                        (unsigned long)f->func_offset, mod, (unsigned long)f->module_offset);
+    if (f->func[0])
+        return snprintf(buf, n, "    #%d %p in %s (%s+0x%lx)\n", i, pc, f->func, mod,
+                        (unsigned long)f->module_offset);
+    if (f->module[0])
+        return snprintf(buf, n, "    #%d %p in ?? (%s+0x%lx)\n", i, pc, mod,
+                        (unsigned long)f->module_offset);
+    return snprintf(buf, n, "    #%d %p in ??\n", i, pc);
+}
