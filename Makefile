@@ -48,6 +48,8 @@ SANITY_SRC := $(wildcard tests/sanity/*.c)
 SANITY_BIN := $(patsubst tests/sanity/%.c,$(B)/tests/sanity/%,$(SANITY_SRC))
 DIAG_SRC   := $(wildcard tests/diag/*.c)
 DIAG_BIN   := $(patsubst tests/diag/%.c,$(B)/tests/diag/%,$(DIAG_SRC))
+REACH_SRC  := $(wildcard tests/reach/*.c)
+REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
 UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
@@ -59,7 +61,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install clean san-builds
-all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
+all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
 
 deps:
 	@scripts/install-deps
@@ -97,6 +99,11 @@ $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
 $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+# Not linked with the runtime: they dlopen it, as Python ctypes does.
+$(B)/tests/reach/%: tests/reach/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
 $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)

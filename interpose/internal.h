@@ -24,6 +24,12 @@ void sp_relaxed_leave(hipStreamCaptureMode old);
 
 int sp_reaper_recently_released(uintptr_t base);
 
+/* dlsym(RTLD_NEXT, name) relative to safepin, whatever dlsym is exported. */
+void *sp_next_symbol(const char *name);
+
+/* The exported shim for a hooked HIP name, or NULL (shims.c). */
+void *sp_shim_for(const char *name);
+
 /* Report freed-while-registered for every LIVE range overlapping
  * [addr, addr+len). what: "free", "munmap", ... Lock held. */
 void sp_report_freed_live(uintptr_t addr, size_t len, const char *what);

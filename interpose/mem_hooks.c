@@ -33,7 +33,7 @@ static void *resolve_next(const char *name)
     if (tls_resolving)
         return NULL;
     tls_resolving = 1;
-    void *p = dlsym(RTLD_NEXT, name);
+    void *p = sp_next_symbol(name);
     tls_resolving = 0;
     return p;
 }

@@ -26,6 +26,30 @@ static const struct {
 #undef SP_REAL
 };
 
+typedef void *(*dlsym_fn)(void *, const char *);
+
+/* glibc's own dlsym. safepin exports a dlsym of its own (reach.c), so its
+ * internal lookups call this one: RTLD_NEXT is then relative to safepin. */
+dlsym_fn sp_real_dlsym(void);
+dlsym_fn sp_real_dlsym(void)
+{
+    static dlsym_fn f;
+    dlsym_fn g = __atomic_load_n(&f, __ATOMIC_ACQUIRE);
+    if (!g) {
+        g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!g)
+            g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        __atomic_store_n(&f, g, __ATOMIC_RELEASE);
+    }
+    return g;
+}
+
+void *sp_next_symbol(const char *name)
+{
+    dlsym_fn f = sp_real_dlsym();
+    return f ? f(RTLD_NEXT, name) : NULL;
+}
+
 static int same_object(const void *a, const void *b)
 {
     Dl_info ia, ib;
@@ -42,7 +66,7 @@ void sp_resolve_backend(void)
         void **slot = (void **)((char *)&sp_real + table[i].offset);
         if (*slot)
             continue; /* already set (tests, or an earlier pass) */
-        void *p = dlsym(RTLD_NEXT, table[i].name);
+        void *p = sp_next_symbol(table[i].name);
         if (p && same_object(p, (void *)&sp_resolve_backend)) {
             char msg[256];
             int n = snprintf(msg, sizeof(msg),

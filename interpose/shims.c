@@ -10,6 +10,7 @@
 #include "interpose.h"
 
 #include <stdarg.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -92,6 +93,41 @@ SP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 SP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     return sp_mmap(addr, len, prot, flags, fd, off);
+}
+
+/* dlsym on a handle: hooked HIP names resolve to these shims (reach.c). */
+void *sp_dlsym(void *handle, const char *name, void *caller);
+
+SP_EXPORT void *dlsym(void *handle, const char *name)
+{
+    return sp_dlsym(handle, name, __builtin_return_address(0));
+}
+
+void *sp_shim_for(const char *name)
+{
+    static const struct {
+        const char *name;
+        void *fn;
+    } shims[] = {
+        {"hipHostRegister", (void *)hipHostRegister},
+        {"hipHostUnregister", (void *)hipHostUnregister},
+        {"hipFree", (void *)hipFree},
+        {"hipPointerGetAttributes", (void *)hipPointerGetAttributes},
+        {"hipStreamCreate", (void *)hipStreamCreate},
+        {"hipStreamCreateWithFlags", (void *)hipStreamCreateWithFlags},
+        {"hipStreamCreateWithPriority", (void *)hipStreamCreateWithPriority},
+        {"hipStreamDestroy", (void *)hipStreamDestroy},
+        {"hipStreamBeginCapture", (void *)hipStreamBeginCapture},
+        {"hipStreamEndCapture", (void *)hipStreamEndCapture},
+        {"hipStreamAddCallback", (void *)hipStreamAddCallback},
+        {"hipLaunchHostFunc", (void *)hipLaunchHostFunc},
+    };
+    if (!name || name[0] != 'h')
+        return NULL;
+    for (size_t i = 0; i < sizeof(shims) / sizeof(shims[0]); i++)
+        if (strcmp(shims[i].name, name) == 0)
+            return shims[i].fn;
+    return NULL;
 }
 
 __attribute__((constructor)) static void safepin_ctor(void) { sp_init(); }

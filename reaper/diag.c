@@ -151,32 +151,6 @@ void sp_log(int level, const char *code, const char *fmt, ...)
     va_end(ap);
 }
 
-/* One frame: "    #i 0xPC in func+0xoff (module+0xoff)". */
-static void print_frame(int i, void *pc)
-{
-    char buf[512];
-    Dl_info info;
-    int w;
-    if (dladdr(pc, &info) && info.dli_fname) {
-        const char *mod = strrchr(info.dli_fname, '/');
-        mod = mod ? mod + 1 : info.dli_fname;
-        if (!*mod)
-            mod = "<main>";
-        uintptr_t modoff = (uintptr_t)pc - (uintptr_t)info.dli_fbase;
-        if (info.dli_sname)
-            w = snprintf(buf, sizeof(buf), "    #%d %p in %s+0x%lx (%s+0x%lx)\n", i, pc,
-                         info.dli_sname, (unsigned long)((uintptr_t)pc - (uintptr_t)info.dli_saddr),
-                         mod, (unsigned long)modoff);
-        else
-            w = snprintf(buf, sizeof(buf), "    #%d %p in ?? (%s+0x%lx)\n", i, pc, mod,
-                         (unsigned long)modoff);
-    } else {
-        w = snprintf(buf, sizeof(buf), "    #%d %p in ??\n", i, pc);
-    }
-    if (w > 0)
-        write_all(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
-}
-
 static void print_pcs(const char *what, void *const *pc, int n, pid_t tid)
 {
     char buf[512];
@@ -402,8 +376,19 @@ void sp_history_dump(uintptr_t addr)
         if (w > 0)
             write_all(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
         int n = __atomic_load_n(&e->n, __ATOMIC_RELAXED);
-        for (int j = 0; j < n && j < 8; j++)
-            print_frame(j, e->pc[j]);
+        if (n > 8)
+            n = 8;
+        void *pcs[8];
+        sp_frame_info fi[8];
+        for (int j = 0; j < n; j++)
+            pcs[j] = e->pc[j];
+        if (n > 0)
+            sp_symbolize_dying(pcs, n, fi);
+        for (int j = 0; j < n; j++) {
+            w = sp_format_frame(buf, sizeof(buf), j, pcs[j], &fi[j]);
+            if (w > 0)
+                write_all(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
+        }
     }
 }
 

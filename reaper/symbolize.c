@@ -128,7 +128,12 @@ static unsigned cache_slot(void *pc, int adjusted)
     return (unsigned)(x >> 40) % CACHE_SIZE;
 }
 
-void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
+static void symbolize(void *const *pc, int n, sp_frame_info *out, int use_cache);
+
+void sp_symbolize(void *const *pc, int n, sp_frame_info *out) { symbolize(pc, n, out, 1); }
+void sp_symbolize_dying(void *const *pc, int n, sp_frame_info *out) { symbolize(pc, n, out, 0); }
+
+static void symbolize(void *const *pc, int n, sp_frame_info *out, int use_cache)
 {
     Dl_info info[SP_SYM_MAX];
     int have[SP_SYM_MAX];
@@ -151,15 +156,17 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
     if (!sp_opt.symbolize)
         return;
     int done[SP_SYM_MAX] = {0};
-    pthread_mutex_lock(&cache_lock);
-    for (int i = 0; i < n; i++) {
+    if (use_cache)
+        pthread_mutex_lock(&cache_lock);
+    for (int i = 0; use_cache && i < n; i++) {
         unsigned c = cache_slot(pc[i], i > 0);
         if (have[i] && cache[c].pc == pc[i] && cache[c].adjusted == (i > 0)) {
             out[i] = cache[c].fi;
             done[i] = 1;
         }
     }
-    pthread_mutex_unlock(&cache_lock);
+    if (use_cache)
+        pthread_mutex_unlock(&cache_lock);
     int was_done[SP_SYM_MAX];
     memcpy(was_done, done, sizeof(done));
     for (int i = 0; i < n; i++) {
@@ -187,6 +194,8 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
         }
         run_addr2line(path, addr, idx, k, out);
     }
+    if (!use_cache)
+        return;
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n; i++) {
         if (!have[i] || was_done[i])

@@ -27,6 +27,9 @@ typedef struct sp_frame_info {
  * (symbolize option); never fails: missing parts stay empty. */
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
+/* The same from a fatal signal handler: no locks taken (no cache). */
+void sp_symbolize_dying(void *const *pc, int n, sp_frame_info *out);
+
 /* "    #i 0xPC in func file:line (module+0xoff)\n" into buf. */
 int sp_format_frame(char *buf, size_t n, int i, void *pc, const sp_frame_info *f);
 

@@ -116,3 +116,40 @@ if make -s install PREFIX="$T/inst" >/dev/null 2>&1 && [ -x "$T/inst/bin/safepin
     out=$("$T/inst/bin/safepin" -- sh -c 'echo "$LD_PRELOAD"')
     case "$out" in "$T/inst/lib/libsafepin.so") ok "make install; installed launcher finds its library";; *) nok "installed launcher" "$out";; esac
 else nok "make install" "missing files"; fi
+
+# ---- reach: dlopen + dlsym(handle), as Python ctypes does ---------------------
+R=$BUILD/tests/reach/dlopen_reach
+out=$(SIMHIP_PERSONALITY=legacy LD_LIBRARY_PATH=$SIM timeout 30 "$R" 2>&1); rc=$?
+if [ $rc -eq 134 ] && echo "$out" | grep -q "Memory access fault by GPU node-1"; then
+    ok "reach: without safepin, the dlopen'ed program faults (legacy runtime)"
+else nok "reach: hazard without safepin" "rc=$rc $(echo "$out" | tail -2)"; fi
+for pers in legacy current; do
+    out=$(SIMHIP_PERSONALITY=$pers LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$R" 2>&1); rc=$?
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "^OK" && ! echo "$out" | grep -q "Memory access fault"; then
+        ok "reach: with safepin, dlsym(handle) gets the same safety ($pers)"
+    else nok "reach: with safepin ($pers)" "rc=$rc $(echo "$out" | tail -3)"; fi
+done
+# RTLD_NEXT keeps its meaning through safepin's dlsym
+out=$(LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" nested-register 2>&1); rc=$?
+[ $rc -eq 0 ] && ok "reach: programs using dlsym(RTLD_DEFAULT) still work" || nok "reach: RTLD_DEFAULT" "rc=$rc"
+
+# ---- post-mortem ------------------------------------------------------------
+out=$(LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" use-after-unregister 2>&1); rc=$?
+addr=$(echo "$out" | sed -n 's/.*Memory access fault by GPU node-1 .* on address \(0x[0-9a-f]*\)\..*/\1/p' | head -1)
+why=""
+[ $rc -eq 134 ] || why="exit $rc (want death by SIGABRT, chained to the default action)"
+[ -n "$addr" ] || why="$why; no fault line"
+pm=$(echo "$out" | sed -n 's/^==[0-9]*==safepin: post-mortem: abort (signal 6) at address \(0x[0-9a-f]*\)$/\1/p')
+[ -n "$pm" ] || why="$why; no post-mortem line with the fault address"
+# simhip prints the page; the post-mortem names the exact byte, on that page
+[ -n "$pm" ] && [ -n "$addr" ] && [ $(( pm & ~4095 )) -eq $(( addr )) ] || why="$why; post-mortem address $pm not on the faulting page $addr"
+addr=$pm
+echo "$out" | grep -q "recent registration history" || why="$why; no recent history"
+hist=$(echo "$out" | sed -n "/history of the ranges that held $addr/,\$p")
+for ev in register unregister released; do
+    echo "$hist" | grep -qE "\] $ev +0x" || why="$why; range history lacks '$ev'"
+done
+echo "$hist" | grep -q "in main .*diag_codes" 2>/dev/null || echo "$hist" | grep -q "(diag_codes+0x" || why="$why; range history has no stack into diag_codes"
+if [ -z "$why" ]; then ok "post-mortem: GPU fault shows the faulting range's history"; else nok "post-mortem" "${why#; }"; echo "$out" | tail -30 | sed 's/^/# /'; fi
+out=$(LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" use-after-unregister 2>&1); rc=$?
+if [ $rc -eq 134 ] && ! echo "$out" | grep -q "post-mortem"; then ok "post-mortem: the same fault without safepin has none"; else nok "post-mortem without safepin" "rc=$rc"; fi

@@ -1,0 +1,88 @@
+/*
+ * reach.c - programs that reach the runtime through dlopen + dlsym(handle)
+ * (Python ctypes, Julia) bypass LD_PRELOAD: dlsym on a handle returns the
+ * runtime's own function. safepin's dlsym hands back its shim for every
+ * hooked HIP name instead, and completes its backend table from that handle
+ * (the runtime may be loaded RTLD_LOCAL, out of RTLD_NEXT's reach).
+ *
+ * RTLD_NEXT is relative to the caller; a call through this shim would make
+ * safepin the caller, so RTLD_NEXT lookups are redone from the caller's
+ * object: the first object after it in load order that defines the name.
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+typedef void *(*dlsym_fn)(void *, const char *);
+dlsym_fn sp_real_dlsym(void);
+#define real_dlsym sp_real_dlsym
+
+typedef struct next_ctx {
+    uintptr_t caller_base;
+    int after;
+    const char *name;
+    void *found;
+} next_ctx;
+
+static int find_next(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    next_ctx *c = arg;
+    if (!c->after) {
+        if (info->dlpi_addr == c->caller_base)
+            c->after = 1;
+        return 0;
+    }
+    void *h = dlopen(info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : NULL,
+                     RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *p = real_dlsym()(h, c->name);
+    dlclose(h);
+    Dl_info di;
+    if (p && dladdr(p, &di) && (uintptr_t)di.dli_fbase == info->dlpi_addr) {
+        c->found = p;
+        return 1;
+    }
+    return 0;
+}
+
+/* Fill every empty backend slot from this handle. */
+static void complete_backend(void *handle)
+{
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (!sp_real.name && sizeof(#kind) != sizeof("LIBC"))                       \
+        sp_real.name = (ret(*) params)real_dlsym()(handle, #name);
+#include "hooks.inc"
+#undef SP_REAL
+}
+
+void *sp_dlsym(void *handle, const char *name, void *caller);
+void *sp_dlsym(void *handle, const char *name, void *caller)
+{
+    dlsym_fn real = real_dlsym();
+    if (!real)
+        return NULL;
+    if (handle == RTLD_NEXT) {
+        Dl_info di;
+        if (!caller || !dladdr(caller, &di))
+            return real(handle, name);
+        next_ctx c = {(uintptr_t)di.dli_fbase, 0, name, NULL};
+        /* The main program reports base 0 in dl_iterate_phdr for non-PIE. */
+        dl_iterate_phdr(find_next, &c);
+        return c.found;
+    }
+    void *p = real(handle, name);
+    if (!p || handle == RTLD_DEFAULT)
+        return p;
+    void *shim = sp_shim_for(name);
+    if (!shim || shim == p)
+        return p;
+    /* A hooked HIP function from a handle: give the program our shim. */
+    sp_reg_lock();
+    complete_backend(handle);
+    sp_reg_unlock();
+    return shim;
+}

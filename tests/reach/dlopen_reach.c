@@ -1,0 +1,92 @@
+/*
+ * dlopen_reach.c - a program that reaches the HIP runtime the way Python
+ * ctypes or Julia do: dlopen(RTLD_LOCAL) and dlsym(handle, ...), never
+ * linking against it. It unregisters a buffer while a non-blocking stream's
+ * kernel still writes into it, then frees it (the legacy hazard of
+ * unreg_busy_stream), and verifies the kernel's data landed.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <hip/hip_runtime_api.h>
+
+typedef hipError_t (*reg_t)(void *, size_t, unsigned);
+typedef hipError_t (*unreg_t)(void *);
+typedef hipError_t (*screate_t)(hipStream_t *, unsigned);
+typedef hipError_t (*ssync_t)(hipStream_t);
+typedef hipError_t (*launch_t)(hipStream_t, void (*)(void *), void *);
+typedef void (*dwrite_t)(void *, const void *, size_t);
+
+static dwrite_t dev_write;
+
+struct job {
+    int *dst;
+    size_t n;
+    int *shadow;
+};
+
+static void kernel(void *arg)
+{
+    struct job *j = arg;
+    usleep(50000);
+    for (size_t i = 0; i < j->n; i++) {
+        int v = (int)(i * 7 + 1);
+        dev_write(j->dst + i, &v, sizeof(v));
+    }
+    /* what the program will check: copied back by the "device" */
+    memcpy(j->shadow, j->dst, j->n * sizeof(int));
+}
+
+#define LOAD(type, var, name)                                          \
+    type var = (type)dlsym(h, name);                                   \
+    if (!var) {                                                        \
+        fprintf(stderr, "dlsym(%s): %s\n", name, dlerror());           \
+        return 1;                                                      \
+    }
+
+int main(void)
+{
+    void *h = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    LOAD(reg_t, reg, "hipHostRegister");
+    LOAD(unreg_t, unreg, "hipHostUnregister");
+    LOAD(screate_t, screate, "hipStreamCreateWithFlags");
+    LOAD(ssync_t, ssync, "hipStreamSynchronize");
+    LOAD(launch_t, launch, "simhip_launch_kernel");
+    LOAD(dwrite_t, dw, "simhip_device_write");
+    dev_write = dw;
+
+    hipStream_t s;
+    if (screate(&s, hipStreamNonBlocking) != hipSuccess)
+        return 1;
+    size_t n = 1 << 16;
+    int *buf = malloc(n * sizeof(int));
+    int *shadow = calloc(n, sizeof(int));
+    if (reg(buf, n * sizeof(int), 0) != hipSuccess) {
+        fprintf(stderr, "hipHostRegister failed\n");
+        return 1;
+    }
+    struct job j = {buf, n, shadow};
+    if (launch(s, kernel, &j) != hipSuccess)
+        return 1;
+    if (unreg(buf) != hipSuccess) { /* the kernel is still running */
+        fprintf(stderr, "hipHostUnregister failed\n");
+        return 1;
+    }
+    free(buf);
+    if (ssync(s) != hipSuccess)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        if (shadow[i] != (int)(i * 7 + 1)) {
+            fprintf(stderr, "corrupted data at %zu\n", i);
+            return 1;
+        }
+    }
+    printf("OK\n");
+    return 0;
+}
