@@ -60,7 +60,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
-.PHONY: all deps test demo bench install clean san-builds
+.PHONY: all deps test demo bench install clean san-builds san-all
 all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
 
 deps:
@@ -119,22 +119,25 @@ $(B)/bench/%: bench/%.c bench/bench.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O2 -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
+# What the sanitizer suites run: the library, simhip, unit tests, legacy programs.
+san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN)
+
 san-builds: deps
-	$(MAKE) SAN=asan all
-	$(MAKE) SAN=ubsan all
-	$(MAKE) SAN=tsan all
+	$(MAKE) -j2 SAN=asan san-all
+	$(MAKE) -j2 SAN=ubsan san-all
+	$(MAKE) -j2 SAN=tsan san-all
 
 test: deps
-	$(MAKE) all
+	$(MAKE) -j2 all
 	$(MAKE) san-builds
 	@scripts/run-tests
 
 demo: deps
-	$(MAKE) all
+	$(MAKE) -j2 all
 	@scripts/demo
 
 bench: deps
-	$(MAKE) all
+	$(MAKE) -j2 all
 	@scripts/bench
 
 PREFIX ?= /usr/local
