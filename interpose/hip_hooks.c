@@ -135,15 +135,26 @@ hipError_t sp_host_unregister(void *p)
         break;
     }
     if (!r) {
+        /* Not ours: the runtime answers (it may hold registrations safepin
+         * never saw, or have no device at all); its error passes through. */
         int dbl = sp_reaper_recently_released(base);
-        if (dbl)
-            sp_diag(SP_DOUBLE_UNREGISTER, NULL,
-                    "hipHostUnregister(%p): already unregistered (and released)", p);
-        else
-            sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "hipHostUnregister(%p): not a registered pointer", p);
+        uint64_t tok = sp_reg_op_begin(base, 1);
+        sp_reg_unlock();
+        hipError_t e = SP_REAL_HIP(hipHostUnregister) ? sp_real.hipHostUnregister(p)
+                                                       : hipErrorHostMemoryNotRegistered;
+        sp_reg_lock();
+        sp_reg_op_end(tok);
+        if (e == hipErrorHostMemoryNotRegistered) {
+            if (dbl)
+                sp_diag(SP_DOUBLE_UNREGISTER, NULL,
+                        "hipHostUnregister(%p): already unregistered (and released)", p);
+            else
+                sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "hipHostUnregister(%p): not a registered pointer",
+                        p);
+        }
         sp_reg_unlock();
         sp_site_free(site);
-        return hipErrorHostMemoryNotRegistered;
+        return e;
     }
     if (r->base != base) {
         sp_diag(SP_UNREGISTER_INTERIOR, r,

@@ -127,13 +127,26 @@ else
 fi
 check "hip_5.3 is a child of hip_5.2" grep -qx 'hip_5.3 <- hip_5.2' "$TMP/sim.chain"
 
-# ==== UNDER SAFEPIN (hook for the lead) =============================================
-# Add checks here that run "$PROG" with LD_PRELOAD=$BUILD/libsafepin.so on
-# simhip (LD_LIBRARY_PATH=$SIMDIR) and against the real library, e.g.:
-#   if [ -e "$BUILD/libsafepin.so" ]; then
-#       LD_PRELOAD=$BUILD/libsafepin.so LD_LIBRARY_PATH=$SIMDIR "$PROG" ...
-#       check "safepin on simhip: ..." ...
-#   fi
+# ==== UNDER SAFEPIN ===================================================================
+# The real ROCm 5.2.3 library has no device here: every call fails. Under
+# safepin the program must get the runtime's own error codes back, unchanged,
+# and exit cleanly (G10); and on simhip the same answers as without safepin.
+SPLIB=$BUILD/libsafepin.so
+if [ -e "$SPLIB" ]; then
+    "$PROG" >"$TMP/real.plain" 2>/dev/null; rc_plain=$?
+    LD_PRELOAD=$SPLIB "$PROG" >"$TMP/real.sp" 2>"$TMP/real.sp.err"; rc_sp=$?
+    check "real runtime under safepin: exit status unchanged ($rc_plain)" test "$rc_plain" -eq "$rc_sp"
+    check "real runtime under safepin: every return code unchanged" cmp -s "$TMP/real.plain" "$TMP/real.sp"
+    check "real runtime under safepin: errors pass through (not all success)" grep -qvE '=0$' "$TMP/real.sp"
+    check "real runtime under safepin: hooks really ran (symbols interposed)" \
+        sh -c "LD_PRELOAD=$SPLIB LD_DEBUG=bindings '$PROG' 2>&1 >/dev/null | grep -q 'real_runtime .0. to .*libsafepin.so .0.: normal symbol .hipHostRegister.'"
+    LD_LIBRARY_PATH=$SIMDIR "$PROG" >"$TMP/sim.plain" 2>/dev/null
+    LD_PRELOAD=$SPLIB LD_LIBRARY_PATH=$SIMDIR "$PROG" >"$TMP/sim.sp" 2>/dev/null; rc_sim=$?
+    check "simhip under safepin: exit 0" test "$rc_sim" -eq 0
+    check "simhip under safepin: the same answers as without" cmp -s "$TMP/sim.plain" "$TMP/sim.sp"
+else
+    echo "not ok - safepin checks: $SPLIB missing"; fails=$((fails+1))
+fi
 # ==== END UNDER SAFEPIN ===============================================================
 
 echo "1..$n"
