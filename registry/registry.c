@@ -742,20 +742,28 @@ void sp_reg_reset(void)
     atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
     atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
     __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
-
-    reg_init_lock();
 }
 
 /* pthread_atfork prepare: takes the lock so the child inherits a consistent
  * registry. */
+static int g_fork_nested; /* prepare called again by a thread holding the lock */
+
 void sp_reg_fork_prepare(void)
 {
+    if (tls_held) {
+        g_fork_nested++;
+        return;
+    }
     sp_reg_lock();
 }
 
 /* pthread_atfork parent: releases what prepare took. */
 void sp_reg_fork_parent(void)
 {
+    if (g_fork_nested > 0) {
+        g_fork_nested--;
+        return;
+    }
     sp_reg_unlock();
 }
 
@@ -764,5 +772,7 @@ void sp_reg_fork_parent(void)
 void sp_reg_fork_child(void)
 {
     sp_reg_reset();
+    reg_init_lock(); /* the parent's threads are gone: a fresh mutex and condvar */
     tls_held = 0;
+    g_fork_nested = 0;
 }

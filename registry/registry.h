@@ -145,8 +145,9 @@ int sp_reg_check(void);
 uint64_t sp_reg_op_begin(uintptr_t addr, size_t len);
 void sp_reg_op_end(uint64_t token);
 
-/* Forget everything without freeing the runtime's state: used in a forked
- * child (re-initializes the lock too) and by tests. */
+/* Forget every range and op (tests). The lock and condvar stay as they
+ * are, so threads waiting on them are not disturbed; sp_reg_fork_child
+ * re-initializes them as well. */
 void sp_reg_reset(void);
 
 /* fork: take/release the lock around fork (pthread_atfork order). */
