@@ -317,23 +317,25 @@ hipError_t sp_stream_destroy(hipStream_t s)
     if (!SP_REAL_HIP(hipStreamDestroy))
         return hipErrorNotInitialized;
     sp_reg_lock();
-    int tail = s ? sp_streams_remove(s) : 0;
+    int tail = s ? sp_streams_needs_tail(s) : 0;
     sp_reg_unlock();
+    hipEvent_t ev = NULL;
     if (tail && !sp_tls_in_hostfn) {
         /* Pending releases may need this stream's work: leave a marker. */
         hipStreamCaptureMode old = sp_relaxed_enter();
-        hipEvent_t ev = NULL;
-        if (sp_real.hipEventCreateWithFlags(&ev, hipEventDisableTiming) == hipSuccess) {
-            if (sp_real.hipEventRecord(ev, s) == hipSuccess) {
-                sp_reg_lock();
-                sp_streams_orphan_marker(ev);
-                sp_reg_unlock();
-            } else {
-                sp_real.hipEventDestroy(ev);
-            }
+        if (sp_real.hipEventCreateWithFlags(&ev, hipEventDisableTiming) == hipSuccess &&
+            sp_real.hipEventRecord(ev, s) != hipSuccess) {
+            sp_real.hipEventDestroy(ev);
+            ev = NULL;
         }
         sp_relaxed_leave(old);
     }
+    sp_reg_lock();
+    if (ev)
+        sp_streams_orphan_marker(ev);
+    if (s)
+        sp_streams_remove(s);
+    sp_reg_unlock();
     return sp_real.hipStreamDestroy(s);
 }
 

@@ -65,15 +65,21 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     dlsym_fn real = real_dlsym();
     if (!real)
         return NULL;
+#if !defined(__x86_64__)
     if (handle == RTLD_NEXT) {
+        /* Without the x86-64 jump shim the caller is lost: redo the lookup
+         * from the caller's object. */
         Dl_info di;
         if (!caller || !dladdr(caller, &di))
             return real(handle, name);
         next_ctx c = {(uintptr_t)di.dli_fbase, 0, name, NULL};
-        /* The main program reports base 0 in dl_iterate_phdr for non-PIE. */
         dl_iterate_phdr(find_next, &c);
         return c.found;
     }
+#else
+    (void)caller;
+    (void)find_next;
+#endif
     void *p = real(handle, name);
     if (!p || handle == RTLD_DEFAULT)
         return p;

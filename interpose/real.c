@@ -28,21 +28,27 @@ static const struct {
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
-/* glibc's own dlsym. safepin exports a dlsym of its own (reach.c), so its
- * internal lookups call this one: RTLD_NEXT is then relative to safepin. */
-dlsym_fn sp_real_dlsym(void);
-dlsym_fn sp_real_dlsym(void)
+/* glibc's own dlsym. safepin exports a dlsym of its own (shims.c), so its
+ * internal lookups call this one: RTLD_NEXT is then relative to safepin.
+ * Resolved on first use, possibly while a sanitizer runtime initializes:
+ * no instrumentation here. */
+__attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_real_ptr;
+
+__attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
+dlsym_fn sp_dlsym_resolve_real(void)
 {
-    static dlsym_fn f;
-    dlsym_fn g = __atomic_load_n(&f, __ATOMIC_ACQUIRE);
+    dlsym_fn g = __atomic_load_n(&sp_dlsym_real_ptr, __ATOMIC_ACQUIRE);
     if (!g) {
         g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
         if (!g)
             g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        __atomic_store_n(&f, g, __ATOMIC_RELEASE);
+        __atomic_store_n(&sp_dlsym_real_ptr, g, __ATOMIC_RELEASE);
     }
     return g;
 }
+
+dlsym_fn sp_real_dlsym(void);
+dlsym_fn sp_real_dlsym(void) { return sp_dlsym_resolve_real(); }
 
 void *sp_next_symbol(const char *name)
 {

@@ -98,10 +98,42 @@ SP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 /* dlsym on a handle: hooked HIP names resolve to these shims (reach.c). */
 void *sp_dlsym(void *handle, const char *name, void *caller);
 
+/* dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) must reach glibc with the
+ * caller's return address untouched (RTLD_NEXT is relative to the caller,
+ * and sanitizer runtimes call it before anything of ours is initialized), so
+ * on x86-64 the shim is a few instructions that jump, not call: special
+ * handles go straight to the real dlsym (resolved on first use), real
+ * handles to sp_dlsym with the caller's address as third argument. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n"
+        "    je 1f\n"
+        "    testq %rdi, %rdi\n"
+        "    je 1f\n"
+        "    movq (%rsp), %rdx\n"
+        "    jmp sp_dlsym\n"
+        "1:  movq sp_dlsym_real_ptr(%rip), %rax\n"
+        "    testq %rax, %rax\n"
+        "    je 2f\n"
+        "    jmp *%rax\n"
+        "2:  pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call sp_dlsym_resolve_real\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    jmp *%rax\n"
+        ".size dlsym, .-dlsym\n");
+#else
 SP_EXPORT void *dlsym(void *handle, const char *name)
 {
     return sp_dlsym(handle, name, __builtin_return_address(0));
 }
+#endif
 
 void *sp_shim_for(const char *name)
 {

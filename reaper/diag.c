@@ -175,10 +175,13 @@ static int first_foreign_frame(void *const *pc, int n)
 {
     if (!self_hi)
         return 0;
-    int i = 0;
-    while (i < n && (uintptr_t)pc[i] >= self_lo && (uintptr_t)pc[i] < self_hi)
-        i++;
-    return i == n ? 0 : i;
+    /* Skip up to the last of safepin's own frames near the top (a sanitizer
+     * runtime's backtrace interceptor may stand above them). */
+    int last = -1;
+    for (int i = 0; i < n && i < 16; i++)
+        if ((uintptr_t)pc[i] >= self_lo && (uintptr_t)pc[i] < self_hi)
+            last = i;
+    return last + 1 >= n ? 0 : last + 1;
 }
 
 #define SP_MAX_FRAMES 64

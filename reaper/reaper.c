@@ -338,23 +338,27 @@ static stream_ent **find_stream(hipStream_t s)
     return pp;
 }
 
-int sp_streams_remove(hipStream_t s)
+int sp_streams_needs_tail(hipStream_t s)
+{
+    stream_ent *e = *find_stream(s);
+    return e && (e->flags & hipStreamNonBlocking) && !e->foreign && R.n_releasing > 0 &&
+           R.n_orphans < SP_MAX_ORPHANS;
+}
+
+void sp_streams_remove(hipStream_t s)
 {
     while (R.marking)
         sp_reg_wait();
     stream_ent **pp = find_stream(s);
-    int tail = 0;
     if (*pp) {
         stream_ent *e = *pp;
         *pp = e->next;
-        tail = (e->flags & hipStreamNonBlocking) && !e->foreign;
         if (e->capturing) {
             R.n_capturing--;
             sp_reg_broadcast();
         }
         sp_mem_free(e);
     }
-    return tail && R.n_releasing > 0 && R.n_orphans < SP_MAX_ORPHANS;
 }
 
 void sp_streams_orphan_marker(hipEvent_t ev)

@@ -71,10 +71,14 @@ void sp_reaper_wait_clear(uintptr_t addr, size_t len);
 /* Streams: what the markers must cover. Lock held. */
 void sp_streams_note_device(int device);
 int sp_streams_add(hipStream_t s, unsigned flags, int device);
-/* Before a stream is destroyed: waits while the reaper is recording markers,
- * forgets it, and returns 1 if the caller should record a tail marker on it
- * (releases are pending). Lock held. */
-int sp_streams_remove(hipStream_t s);
+/* Before a stream is destroyed: 1 if the caller should record a tail marker
+ * on it (a known non-blocking stream, releases pending). Lock held. */
+int sp_streams_needs_tail(hipStream_t s);
+/* Forget a stream about to be destroyed, after handing its tail marker (if
+ * any) to sp_streams_orphan_marker in the same critical section: a marker
+ * snapshot of the reaper then sees either the stream or its tail marker.
+ * Waits while the reaper is recording markers. Lock held. */
+void sp_streams_remove(hipStream_t s);
 /* Hand a tail marker (an event recorded on a stream about to be destroyed)
  * to the reaper. Lock held. */
 void sp_streams_orphan_marker(hipEvent_t ev);

@@ -746,33 +746,31 @@ void sp_reg_reset(void)
 
 /* pthread_atfork prepare: takes the lock so the child inherits a consistent
  * registry. */
-static int g_fork_nested; /* prepare called again by a thread holding the lock */
+/* pthread_atfork prepare and parent: nothing. The child forgets the
+ * registry without reading it (see sp_reg_fork_child), so no lock is taken
+ * around fork: taking it would order it against the runtime's own fork
+ * locks (a runtime thread may free memory, and so enter our hooks, while
+ * holding them). */
+void sp_reg_fork_prepare(void) {}
 
-void sp_reg_fork_prepare(void)
-{
-    if (tls_held) {
-        g_fork_nested++;
-        return;
-    }
-    sp_reg_lock();
-}
-
-/* pthread_atfork parent: releases what prepare took. */
-void sp_reg_fork_parent(void)
-{
-    if (g_fork_nested > 0) {
-        g_fork_nested--;
-        return;
-    }
-    sp_reg_unlock();
-}
+void sp_reg_fork_parent(void) {}
 
 /* pthread_atfork child: the child starts with an empty registry and a fresh
- * (unlocked) mutex and condvar (G9). */
+ * (unlocked) mutex and condvar (G9). Whatever another thread was doing to
+ * the registry at fork time is abandoned, not freed: its nodes leak in the
+ * child, which is safe whatever state they were in. */
 void sp_reg_fork_child(void)
 {
-    sp_reg_reset();
+    g_table = NULL;
+    g_root = NULL;
+    g_ops = NULL;
+    g_hash_oom = false;
+    for (unsigned i = 0; i < SLOT_COUNT; i++)
+        atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
+    __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
     reg_init_lock(); /* the parent's threads are gone: a fresh mutex and condvar */
     tls_held = 0;
-    g_fork_nested = 0;
 }
