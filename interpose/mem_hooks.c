@@ -23,12 +23,16 @@ extern void *__libc_realloc(void *, size_t);
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 
+/* The paths taken before sp_init (and possibly while a sanitizer runtime
+ * preloaded after safepin initializes) are not instrumented. */
+#define SP_EARLY __attribute__((no_sanitize_address))
+
 static __thread int tls_resolving;
 
 /* Lazily resolve a libc function the first time it is needed before
  * sp_init ran (e.g. while another preloaded runtime, such as ASan's, sets
  * itself up). NULL while a lookup is already in progress on this thread. */
-static void *resolve_next(const char *name)
+SP_EARLY static void *resolve_next(const char *name)
 {
     if (tls_resolving)
         return NULL;
@@ -38,7 +42,7 @@ static void *resolve_next(const char *name)
     return p;
 }
 
-static inline void real_free(void *p)
+SP_EARLY static inline void real_free(void *p)
 {
     void (*f)(void *) = sp_real.free;
     if (LIKELY(f != NULL)) {
@@ -54,7 +58,7 @@ static inline void real_free(void *p)
      * than handing it to an allocator that may not own it. */
 }
 
-static inline void *real_realloc(void *p, size_t n)
+SP_EARLY static inline void *real_realloc(void *p, size_t n)
 {
     void *(*f)(void *, size_t) = sp_real.realloc;
     if (!f) {
@@ -66,28 +70,28 @@ static inline void *real_realloc(void *p, size_t n)
     return f(p, n);
 }
 
-static inline int real_munmap(void *a, size_t n)
+SP_EARLY static inline int real_munmap(void *a, size_t n)
 {
     if (sp_real.munmap)
         return sp_real.munmap(a, n);
     return (int)syscall(SYS_munmap, a, n);
 }
 
-static inline int real_madvise(void *a, size_t n, int advice)
+SP_EARLY static inline int real_madvise(void *a, size_t n, int advice)
 {
     if (sp_real.madvise)
         return sp_real.madvise(a, n, advice);
     return (int)syscall(SYS_madvise, a, n, advice);
 }
 
-static inline void *real_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
+SP_EARLY static inline void *real_mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
 {
     if (sp_real.mmap)
         return sp_real.mmap(a, n, prot, flags, fd, off);
     return (void *)syscall(SYS_mmap, a, n, prot, flags, fd, off);
 }
 
-static inline void *real_mremap(void *old, size_t os, size_t ns, int flags, void *na)
+SP_EARLY static inline void *real_mremap(void *old, size_t os, size_t ns, int flags, void *na)
 {
     if (sp_real.mremap)
         return sp_real.mremap(old, os, ns, flags, na);
@@ -163,7 +167,7 @@ static void free_slow(void *p)
         real_free(p);
 }
 
-void sp_free(void *p)
+SP_EARLY void sp_free(void *p)
 {
     if (LIKELY(sp_reg_empty()) || !p) {
         real_free(p);
@@ -172,7 +176,7 @@ void sp_free(void *p)
     free_slow(p);
 }
 
-void *sp_realloc(void *p, size_t n)
+SP_EARLY void *sp_realloc(void *p, size_t n)
 {
     if (LIKELY(sp_reg_empty()) || !p || sp_reg_held())
         return real_realloc(p, n);
@@ -199,7 +203,7 @@ void *sp_realloc(void *p, size_t n)
 
 /* ---- mappings ---------------------------------------------------------------- */
 
-int sp_munmap(void *addr, size_t len)
+SP_EARLY int sp_munmap(void *addr, size_t len)
 {
     if (LIKELY(sp_reg_empty()) || sp_reg_held() || !sp_reg_maybe((uintptr_t)addr, len))
         return real_munmap(addr, len);
@@ -273,7 +277,7 @@ static int count_live(sp_range *r, void *arg)
     return 0;
 }
 
-int sp_madvise(void *addr, size_t len, int advice)
+SP_EARLY int sp_madvise(void *addr, size_t len, int advice)
 {
     if (LIKELY(sp_reg_empty()) ||
         (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
@@ -288,7 +292,7 @@ int sp_madvise(void *addr, size_t len, int advice)
     return deferred ? 0 : real_madvise(addr, len, advice);
 }
 
-void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     if (LIKELY(!(flags & MAP_FIXED)) || sp_reg_empty() || sp_reg_held() ||
         !sp_reg_maybe((uintptr_t)addr, len))

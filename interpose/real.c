@@ -48,9 +48,9 @@ dlsym_fn sp_dlsym_resolve_real(void)
 }
 
 dlsym_fn sp_real_dlsym(void);
-dlsym_fn sp_real_dlsym(void) { return sp_dlsym_resolve_real(); }
+__attribute__((no_sanitize_address)) dlsym_fn sp_real_dlsym(void) { return sp_dlsym_resolve_real(); }
 
-void *sp_next_symbol(const char *name)
+__attribute__((no_sanitize_address)) void *sp_next_symbol(const char *name)
 {
     dlsym_fn f = sp_real_dlsym();
     return f ? f(RTLD_NEXT, name) : NULL;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#define SP_EXPORT __attribute__((visibility("default")))
+#define SP_EXPORT __attribute__((visibility("default"), no_sanitize_address))
 
 SP_EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
 {

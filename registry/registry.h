@@ -95,7 +95,9 @@ size_t sp_reg_count(void);
 /* Lock-free: 1 when the registry holds no range at all (a relaxed atomic
  * load, inlined: the memory hooks' single predictable branch). */
 extern size_t sp_reg_nranges;
-static inline int sp_reg_empty(void)
+/* Not instrumented: free() may be called while a sanitizer runtime that was
+ * preloaded after safepin is still initializing. */
+__attribute__((no_sanitize_address)) static inline int sp_reg_empty(void)
 {
     return __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED) == 0;
 }
