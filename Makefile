@@ -84,7 +84,7 @@ $(LIB): $(SHIM_OBJ) $(CORE_OBJ) interpose/libsafepin.map
 
 $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.5 \
+	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic-functions \
 	  -Wl,--version-script=$(SIM_MAP) $(LDFLAGS) -ldl -lrt
 	ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
 

@@ -11,6 +11,7 @@
 #define SAFEPIN_INTERPOSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <hip/hip_runtime_api.h>
 
@@ -39,6 +40,9 @@ hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph);
 hipError_t sp_stream_add_callback(hipStream_t s, hipStreamCallback_t cb, void *ud,
                                   unsigned int flags);
 hipError_t sp_launch_host_func(hipStream_t s, hipHostFn_t fn, void *ud);
+/* ROCm 6.2+: function pointers from the runtime; hooked names get the shim. */
+hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags,
+                               int *status);
 
 void sp_free(void *p);
 void *sp_realloc(void *p, size_t n);

@@ -92,3 +92,27 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     sp_reg_unlock();
     return shim;
 }
+
+hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags,
+                               int *status)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipGetProcAddress))
+        return hipErrorNotSupported;
+    hipError_t e = sp_real.hipGetProcAddress(symbol, pfn, version, flags, status);
+    if (e != hipSuccess || !pfn || !*pfn || !symbol)
+        return e;
+    void *shim = sp_shim_for(symbol);
+    if (!shim || shim == *pfn)
+        return e;
+    /* Keep the runtime's function as the real one if we had none. */
+    sp_reg_lock();
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (!sp_real.name && strcmp(symbol, #name) == 0)                            \
+        sp_real.name = (ret(*) params) * pfn;
+#include "hooks.inc"
+#undef SP_REAL
+    sp_reg_unlock();
+    *pfn = shim;
+    return e;
+}

@@ -65,6 +65,12 @@ SP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void *ud)
     return sp_launch_host_func(s, fn, ud);
 }
 
+SP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags,
+                                       int *status)
+{
+    return sp_get_proc_address(symbol, pfn, version, flags, status);
+}
+
 SP_EXPORT void free(void *p) { sp_free(p); }
 
 SP_EXPORT void *realloc(void *p, size_t n) { return sp_realloc(p, n); }
@@ -153,6 +159,7 @@ void *sp_shim_for(const char *name)
         {"hipStreamEndCapture", (void *)hipStreamEndCapture},
         {"hipStreamAddCallback", (void *)hipStreamAddCallback},
         {"hipLaunchHostFunc", (void *)hipLaunchHostFunc},
+        {"hipGetProcAddress", (void *)hipGetProcAddress},
     };
     if (!name || name[0] != 'h')
         return NULL;

@@ -119,15 +119,18 @@ else nok "make install" "missing files"; fi
 
 # ---- reach: dlopen + dlsym(handle), as Python ctypes does ---------------------
 R=$BUILD/tests/reach/dlopen_reach
-out=$(SIMHIP_PERSONALITY=legacy LD_LIBRARY_PATH=$SIM timeout 30 "$R" 2>&1); rc=$?
-if [ $rc -eq 134 ] && echo "$out" | grep -q "Memory access fault by GPU node-1"; then
-    ok "reach: without safepin, the dlopen'ed program faults (legacy runtime)"
-else nok "reach: hazard without safepin" "rc=$rc $(echo "$out" | tail -2)"; fi
-for pers in legacy current; do
-    out=$(SIMHIP_PERSONALITY=$pers LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$R" 2>&1); rc=$?
-    if [ $rc -eq 0 ] && echo "$out" | grep -q "^OK" && ! echo "$out" | grep -q "Memory access fault"; then
-        ok "reach: with safepin, dlsym(handle) gets the same safety ($pers)"
-    else nok "reach: with safepin ($pers)" "rc=$rc $(echo "$out" | tail -3)"; fi
+for how in dlsym procaddr; do
+    arg=""; [ $how = procaddr ] && arg=procaddr
+    out=$(SIMHIP_PERSONALITY=legacy LD_LIBRARY_PATH=$SIM timeout 30 "$R" $arg 2>&1); rc=$?
+    if [ $rc -eq 134 ] && echo "$out" | grep -q "Memory access fault by GPU node-1"; then
+        ok "reach ($how): without safepin, the program faults (legacy runtime)"
+    else nok "reach ($how): hazard without safepin" "rc=$rc $(echo "$out" | tail -2)"; fi
+    for pers in legacy current; do
+        out=$(SIMHIP_PERSONALITY=$pers LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$R" $arg 2>&1); rc=$?
+        if [ $rc -eq 0 ] && echo "$out" | grep -q "^OK" && ! echo "$out" | grep -q "Memory access fault"; then
+            ok "reach ($how): with safepin, the same safety ($pers)"
+        else nok "reach ($how): with safepin ($pers)" "rc=$rc $(echo "$out" | tail -3)"; fi
+    done
 done
 # RTLD_NEXT keeps its meaning through safepin's dlsym
 out=$(LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" nested-register 2>&1); rc=$?

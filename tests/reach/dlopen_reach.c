@@ -1,11 +1,13 @@
 /*
  * dlopen_reach.c - a program that reaches the HIP runtime the way Python
  * ctypes or Julia do: dlopen(RTLD_LOCAL) and dlsym(handle, ...), never
- * linking against it. It unregisters a buffer while a non-blocking stream's
+ * linking against it. With the argument "procaddr" it takes the HIP
+ * functions from hipGetProcAddress (ROCm 6.2+ style) instead. It unregisters a buffer while a non-blocking stream's
  * kernel still writes into it, then frees it (the legacy hazard of
  * unreg_busy_stream), and verifies the kernel's data landed.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +41,41 @@ static void kernel(void *arg)
     memcpy(j->shadow, j->dst, j->n * sizeof(int));
 }
 
+typedef hipError_t (*procaddr_t)(const char *, void **, int, uint64_t, int *);
+static procaddr_t procaddr;
+
+static void *lookup(void *h, const char *name)
+{
+    if (procaddr && strncmp(name, "hip", 3) == 0) {
+        void *p = NULL;
+        int status = -1;
+        if (procaddr(name, &p, 600, 0, &status) != hipSuccess || status != 0)
+            return NULL;
+        return p;
+    }
+    return dlsym(h, name);
+}
+
 #define LOAD(type, var, name)                                          \
-    type var = (type)dlsym(h, name);                                   \
+    type var = (type)lookup(h, name);                                  \
     if (!var) {                                                        \
-        fprintf(stderr, "dlsym(%s): %s\n", name, dlerror());           \
+        fprintf(stderr, "lookup(%s) failed\n", name);                  \
         return 1;                                                      \
     }
 
-int main(void)
+int main(int argc, char **argv)
 {
     void *h = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
+    }
+    if (argc > 1 && strcmp(argv[1], "procaddr") == 0) {
+        procaddr = (procaddr_t)dlsym(h, "hipGetProcAddress");
+        if (!procaddr) {
+            fprintf(stderr, "no hipGetProcAddress\n");
+            return 1;
+        }
     }
     LOAD(reg_t, reg, "hipHostRegister");
     LOAD(unreg_t, unreg, "hipHostUnregister");
