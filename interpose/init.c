@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-__thread int sp_tls_in_hostfn;
+__thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 void sp_postmortem_install(void);
 

@@ -11,7 +11,7 @@
 #include "reaper.h"
 #include "registry.h"
 
-extern __thread int sp_tls_in_hostfn;
+extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 /* A real HIP function, resolved again if the runtime arrived late (dlopen
  * with RTLD_GLOBAL). NULL if there is still none. */

@@ -27,7 +27,7 @@ extern void *__libc_realloc(void *, size_t);
  * preloaded after safepin initializes) are not instrumented. */
 #define SP_EARLY __attribute__((no_sanitize_address))
 
-static __thread int tls_resolving;
+static __thread int tls_resolving __attribute__((tls_model("initial-exec")));
 
 /* Lazily resolve a libc function the first time it is needed before
  * sp_init ran (e.g. while another preloaded runtime, such as ASan's, sets

@@ -55,7 +55,7 @@ static struct {
     unsigned grave_i;
 } R;
 
-static __thread int tls_is_reaper;
+static __thread int tls_is_reaper __attribute__((tls_model("initial-exec")));
 
 int sp_reaper_is_self(void);
 int sp_reaper_is_self(void) { return tls_is_reaper; }
