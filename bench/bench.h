@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -182,6 +183,31 @@ __attribute__((unused)) static void timed_kernel_fn(void *arg)
     if (k->us)
         sleep_us(k->us);
     __atomic_store_n(&k->done_ns, now_ns(), __ATOMIC_RELEASE);
+}
+
+/* `live` one-page registrations, 64 KiB apart, in a mapping of their own
+ * away from the heap (the free-hook rows); with live == 0 the runtime is
+ * still loaded and initialized, as in the other case. 0 on success. */
+static inline int register_elsewhere(int live)
+{
+    const size_t stride = 64 * 1024, pg = 4096;
+    if (live <= 0) {
+        int dev;
+        CHECK(hipGetDevice(&dev));
+        return 0;
+    }
+    char *region = mmap(NULL, (size_t)live * stride, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (region == MAP_FAILED) {
+        perror("mmap");
+        return -1;
+    }
+    for (int i = 0; i < live; i++) {
+        char *p = region + (size_t)i * stride;
+        p[0] = 1;
+        CHECK(hipHostRegister(p, pg, 0));
+    }
+    return 0;
 }
 
 static inline int arg_int(int argc, char **argv, const char *name, int def)

@@ -46,23 +46,8 @@ static double measure(size_t size)
 int main(int argc, char **argv)
 {
     int live = arg_int(argc, argv, "live", 0);
-    const size_t stride = 64 * 1024, pg = 4096;
-    if (live > 0) {
-        char *region = mmap(NULL, (size_t)live * stride, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (region == MAP_FAILED) {
-            perror("mmap");
-            return 2;
-        }
-        for (int i = 0; i < live; i++) {
-            char *p = region + (size_t)i * stride;
-            p[0] = 1;
-            CHECK(hipHostRegister(p, pg, 0));
-        }
-    } else {
-        int dev;
-        CHECK(hipGetDevice(&dev)); /* the runtime is loaded and initialized in both cases */
-    }
+    if (register_elsewhere(live) != 0)
+        return 2;
     double ns64 = measure(64);
     double ns1m = measure(1 << 20);
     printf("BENCH ns_64=%.3f ns_1m=%.3f live=%d\n", ns64, ns1m, live);

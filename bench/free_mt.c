@@ -62,23 +62,8 @@ int main(int argc, char **argv)
     int live = arg_int(argc, argv, "live", 0);
     if (threads < 1 || threads > 16)
         threads = 2;
-    const size_t stride = 64 * 1024, pg = 4096;
-    if (live > 0) {
-        char *region = mmap(NULL, (size_t)live * stride, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (region == MAP_FAILED) {
-            perror("mmap");
-            return 2;
-        }
-        for (int i = 0; i < live; i++) {
-            char *p = region + (size_t)i * stride;
-            p[0] = 1;
-            CHECK(hipHostRegister(p, pg, 0));
-        }
-    } else {
-        int dev;
-        CHECK(hipGetDevice(&dev));
-    }
+    if (register_elsewhere(live) != 0)
+        return 2;
 
     pthread_t th[16];
     pthread_barrier_init(&start, NULL, (unsigned)threads + 1);

@@ -17,8 +17,8 @@ static int exit_done;
 
 int sp_in_host_function(void) { return sp_tls_in_hostfn > 0; }
 
-static void fork_prepare(void) { sp_reg_fork_prepare(); }
-static void fork_parent(void) { sp_reg_fork_parent(); }
+/* The child forgets the registry and the reaper; nothing is locked around
+ * fork (see sp_reg_fork_child). */
 static void fork_child(void)
 {
     sp_reg_fork_child();
@@ -30,7 +30,7 @@ static void do_init(void)
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_diag_init();
     sp_resolve_backend();
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    pthread_atfork(NULL, NULL, fork_child);
     on_exit(sp_at_exit, NULL);
     if (sp_opt.history > 0)
         sp_postmortem_install();

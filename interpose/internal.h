@@ -22,8 +22,6 @@ extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 hipStreamCaptureMode sp_relaxed_enter(void);
 void sp_relaxed_leave(hipStreamCaptureMode old);
 
-int sp_reaper_recently_released(uintptr_t base);
-
 /* dlsym(RTLD_NEXT, name) relative to safepin, whatever dlsym is exported. */
 void *sp_next_symbol(const char *name);
 

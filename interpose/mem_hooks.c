@@ -136,35 +136,32 @@ void sp_report_freed_live(uintptr_t addr, size_t len, const char *what)
     sp_site_free(c.site);
 }
 
-/* Lock held: defer an action over [a, a+len) if any range overlaps it. */
-static int defer_if_registered(sp_act_kind kind, uintptr_t a, size_t len, int advice,
-                               const char *what)
+/* Defer an action over [a, a+len) if any range overlaps it (reporting the
+ * live ones as freed-while-registered), then wake the reaper. 1 if the
+ * caller must not run the action itself. */
+static int defer(sp_act_kind kind, uintptr_t a, size_t len, const char *what)
 {
-    if (!sp_reg_find_overlap(a, len))
-        return 0;
-    sp_report_freed_live(a, len, what);
-    return sp_reaper_defer(kind, (void *)a, len, advice);
+    int deferred = 0;
+    sp_reg_lock();
+    if (sp_reg_find_overlap(a, len)) {
+        sp_report_freed_live(a, len, what);
+        deferred = sp_reaper_defer(kind, (void *)a, len, 0);
+    }
+    sp_reg_unlock();
+    sp_reaper_kick();
+    return deferred;
 }
 
 /* ---- free / realloc -------------------------------------------------------- */
 
 static void free_slow(void *p)
 {
-    if (sp_reg_held()) {
-        real_free(p);
-        return;
+    if (!sp_reg_held()) {
+        size_t n = malloc_usable_size(p);
+        if (sp_reg_maybe((uintptr_t)p, n) && defer(SP_ACT_FREE, (uintptr_t)p, n, "free"))
+            return;
     }
-    size_t n = malloc_usable_size(p);
-    if (!sp_reg_maybe((uintptr_t)p, n)) {
-        real_free(p);
-        return;
-    }
-    sp_reg_lock();
-    int deferred = defer_if_registered(SP_ACT_FREE, (uintptr_t)p, n, 0, "free");
-    sp_reg_unlock();
-    sp_reaper_kick();
-    if (!deferred)
-        real_free(p);
+    real_free(p);
 }
 
 SP_EARLY void sp_free(void *p)
@@ -188,16 +185,15 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
     sp_reg_unlock();
     if (!registered)
         return real_realloc(p, n);
-    if (n == 0) {
-        free_slow(p);
+    /* The new block now (realloc(p, 0) frees); the old one stays alive until
+     * its release. If the release completed meanwhile, free it now. */
+    void *q = n ? malloc(n) : NULL;
+    if (n && !q)
         return NULL;
-    }
-    /* The new block now; the old one stays alive until its release. */
-    void *q = malloc(n);
-    if (!q)
-        return NULL;
-    memcpy(q, p, old < n ? old : n);
-    free_slow(p);
+    if (q)
+        memcpy(q, p, old < n ? old : n);
+    if (!defer(SP_ACT_FREE, (uintptr_t)p, old, "realloc"))
+        real_free(p);
     return q;
 }
 
@@ -207,11 +203,7 @@ SP_EARLY int sp_munmap(void *addr, size_t len)
 {
     if (LIKELY(sp_reg_empty()) || sp_reg_held() || !sp_reg_maybe((uintptr_t)addr, len))
         return real_munmap(addr, len);
-    sp_reg_lock();
-    int deferred = defer_if_registered(SP_ACT_MUNMAP, (uintptr_t)addr, len, 0, "munmap");
-    sp_reg_unlock();
-    sp_reaper_kick();
-    return deferred ? 0 : real_munmap(addr, len);
+    return defer(SP_ACT_MUNMAP, (uintptr_t)addr, len, "munmap") ? 0 : real_munmap(addr, len);
 }
 
 static size_t page_up(size_t n)
@@ -248,11 +240,7 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
         if (q == MAP_FAILED)
             return MAP_FAILED;
         memcpy(q, old, old_size < new_size ? old_size : new_size);
-        sp_reg_lock();
-        int deferred = defer_if_registered(SP_ACT_MUNMAP, o, old_size, 0, "mremap");
-        sp_reg_unlock();
-        sp_reaper_kick();
-        if (!deferred)
+        if (!defer(SP_ACT_MUNMAP, o, old_size, "mremap"))
             real_munmap(old, old_size);
         return q;
     }
@@ -260,12 +248,9 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
         size_t keep = page_up(new_size);
         if (keep >= old_size)
             return real_mremap(old, old_size, new_size, flags, new_addr);
-        sp_reg_lock();
-        int deferred = defer_if_registered(SP_ACT_MUNMAP, o + keep, old_size - keep, 0,
-                                           "mremap (shrink)");
-        sp_reg_unlock();
-        sp_reaper_kick();
-        return deferred ? old : real_mremap(old, old_size, new_size, flags, new_addr);
+        return defer(SP_ACT_MUNMAP, o + keep, old_size - keep, "mremap (shrink)")
+                   ? old
+                   : real_mremap(old, old_size, new_size, flags, new_addr);
     }
     return real_mremap(old, old_size, new_size, flags, new_addr); /* grows in place */
 }

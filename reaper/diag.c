@@ -22,7 +22,6 @@
 sp_stats sp_stat;
 
 static int log_fd = 2;
-static const void *self_base;
 static uintptr_t self_lo, self_hi; /* safepin's own loaded segments */
 
 static const struct {
@@ -90,9 +89,6 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 
 void sp_diag_init(void)
 {
-    Dl_info info;
-    if (dladdr((void *)&sp_diag_init, &info))
-        self_base = info.dli_fbase;
     dl_iterate_phdr(find_self, NULL);
     if (sp_opt.log_path[0]) {
         char path[512];

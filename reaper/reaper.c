@@ -55,10 +55,6 @@ static struct {
     unsigned grave_i;
 } R;
 
-static __thread int tls_is_reaper __attribute__((tls_model("initial-exec")));
-
-int sp_reaper_is_self(void);
-int sp_reaper_is_self(void) { return tls_is_reaper; }
 
 /* ---- queue -------------------------------------------------------------- */
 
@@ -152,7 +148,6 @@ void sp_reaper_wait_range(uintptr_t base, uint64_t id)
 
 size_t sp_reaper_pending(void) { return R.n_releasing; }
 
-int sp_reaper_recently_released(uintptr_t base);
 int sp_reaper_recently_released(uintptr_t base)
 {
     for (unsigned i = 0; i < SP_GRAVEYARD; i++)
@@ -580,7 +575,6 @@ static void set_relaxed_mode(void)
 static void *reaper_main(void *arg)
 {
     (void)arg;
-    tls_is_reaper = 1;
     set_relaxed_mode();
     marker m[SP_MAX_MARKERS];
     hipEvent_t orphans[SP_MAX_ORPHANS];

@@ -88,6 +88,10 @@ void sp_streams_capture_end(hipStream_t s);
 /* 1 if s is capturing (as far as the hooks saw). Lock held. */
 int sp_streams_is_capturing(hipStream_t s);
 
+/* 1 if a range with this base was released recently (double-unregister
+ * rather than unregister-unknown). Lock held. */
+int sp_reaper_recently_released(uintptr_t base);
+
 /* Number of releases not yet completed. Lock held. */
 size_t sp_reaper_pending(void);
 
