@@ -15,6 +15,23 @@ static bool side_checked(const void *p, size_t n)
     return sh_mem_is_device(p) || sh_mem_covered(p, n);
 }
 
+/* Enqueue w on stream; with sync, wait until it has run. */
+static hipError_t enqueue_maybe_wait(hipStream_t stream, struct sh_work *w, bool sync,
+                                     const char *api)
+{
+    uint64_t seq;
+    struct sh_stream *s = NULL;
+    hipError_t e = sh_enqueue_handle(stream, w, &seq, &s);
+    if (s) {
+        pthread_mutex_lock(&sh_dev_lock);
+        if (e == hipSuccess && sync && seq)
+            sh_wait_locked(s, seq, api);
+        sh_stream_unref_locked(s);
+        pthread_mutex_unlock(&sh_dev_lock);
+    }
+    return e;
+}
+
 static hipError_t copy_on(hipStream_t stream, void *dst, const void *src, size_t n,
                           hipMemcpyKind kind, bool sync, const char *api)
 {
@@ -29,17 +46,7 @@ static hipError_t copy_on(hipStream_t stream, void *dst, const void *src, size_t
     w.check_src = side_checked(src, n);
     if (!w.check_dst || !w.check_src)
         sync = true;
-    uint64_t seq;
-    struct sh_stream *s = NULL;
-    hipError_t e = sh_enqueue_handle(stream, &w, &seq, &s);
-    if (s) {
-        pthread_mutex_lock(&sh_dev_lock);
-        if (e == hipSuccess && sync && seq)
-            sh_wait_locked(s, seq, api);
-        sh_stream_unref_locked(s);
-        pthread_mutex_unlock(&sh_dev_lock);
-    }
-    return e;
+    return enqueue_maybe_wait(stream, &w, sync, api);
 }
 
 static hipError_t fill_on(hipStream_t stream, void *dst, int value, unsigned elem, size_t count,
@@ -50,17 +57,7 @@ static hipError_t fill_on(hipStream_t stream, void *dst, int value, unsigned ele
     if (!dst)
         return hipErrorInvalidValue;
     struct sh_work w = { .kind = W_MEMSET, .dst = dst, .value = value, .elem = elem, .n = count };
-    uint64_t seq;
-    struct sh_stream *s = NULL;
-    hipError_t e = sh_enqueue_handle(stream, &w, &seq, &s);
-    if (s) {
-        pthread_mutex_lock(&sh_dev_lock);
-        if (e == hipSuccess && sync && seq)
-            sh_wait_locked(s, seq, api);
-        sh_stream_unref_locked(s);
-        pthread_mutex_unlock(&sh_dev_lock);
-    }
-    return e;
+    return enqueue_maybe_wait(stream, &w, sync, api);
 }
 
 hipError_t hipMemcpy(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind)
