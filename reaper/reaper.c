@@ -445,11 +445,12 @@ static int snapshot_markers(marker *m, int max)
     return n;
 }
 
-static void record_markers(marker *m, int n)
+/* Lock not held: multi_device was read with it (more than device 0 in use). */
+static void record_markers(marker *m, int n, int multi_device)
 {
     int cur = -1;
     for (int i = 0; i < n; i++) {
-        if (R.devices & ~1ull) { /* more than device 0 in use */
+        if (multi_device) {
             if (m[i].device != cur && sp_real.hipSetDevice)
                 sp_real.hipSetDevice(m[i].device);
             cur = m[i].device;
@@ -616,10 +617,11 @@ static void *reaper_main(void *arg)
         int no = R.n_orphans;
         memcpy(orphans, R.orphans, (size_t)no * sizeof(hipEvent_t));
         R.n_orphans = 0;
+        int multi_device = (R.devices & ~1ull) != 0;
         R.marking = 1;
         sp_reg_unlock();
 
-        record_markers(m, n);
+        record_markers(m, n, multi_device);
 
         sp_reg_lock();
         R.marking = 0;

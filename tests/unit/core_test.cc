@@ -116,6 +116,15 @@ bool runtime_has(void *p)
     return hipHostGetDevicePointer(&d, p, 0) == hipSuccess;
 }
 
+// Options change between tests while the reaper may be reading them; it
+// reads them with the registry lock held.
+void set_opt(long *field, long value)
+{
+    sp_reg_lock();
+    *field = value;
+    sp_reg_unlock();
+}
+
 class Core : public ::testing::Test {
 protected:
     void SetUp() override
@@ -132,9 +141,11 @@ protected:
         sp_real.hipHostUnregister = wrap_unregister;
         sp_real.free = wrap_free;
         sp_real.munmap = wrap_munmap;
+        sp_reg_lock(); // the reaper reads options with the lock held
         sp_opt.sync_unregister = 0;
         sp_opt.revive = 1;
         sp_opt.log_level = SP_LOG_ERROR; // keep expected diagnostics quiet
+        sp_reg_unlock();
         g_real_register = g_real_unregister = 0;
         g_kernels_done = g_kernels_expected = 0;
         g_unregister_before_kernels = 0;
@@ -312,7 +323,7 @@ TEST_F(Core, NoReviveWhenDisabledOrDifferent)
     EXPECT_EQ(g_real_register.load(), 2);
     EXPECT_EQ(g_unregister_before_kernels.load(), 0);
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
-    sp_opt.revive = 0;
+    set_opt(&sp_opt.revive, 0);
     ASSERT_EQ(sp_host_register(buf, 2 * N * sizeof(int), 0), hipSuccess);
     EXPECT_EQ(g_real_register.load(), 3);
     EXPECT_EQ(g_real_unregister.load(), 2);
@@ -377,7 +388,7 @@ TEST_F(Core, BadArgumentsGetDocumentedCodes)
 
 TEST_F(Core, SyncUnregisterWaitsForItsRelease)
 {
-    sp_opt.sync_unregister = 1;
+    set_opt(&sp_opt.sync_unregister, 1);
     int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
     ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
     KArgs k{buf, N, 3, 80};
@@ -452,7 +463,7 @@ TEST_F(Core, UnregisterFromAHostFunctionMakesNoRuntimeCall)
     ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
     g_cb_buf = buf;
     g_cb_result = -1;
-    sp_opt.sync_unregister = 1; // must not be honoured inside a host function
+    set_opt(&sp_opt.sync_unregister, 1); // must not be honoured inside a host function
     ASSERT_EQ(sp_stream_add_callback(nb, unregister_in_callback, nullptr, 0), hipSuccess);
     ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
     EXPECT_EQ(g_cb_result.load(), hipSuccess);
