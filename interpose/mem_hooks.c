@@ -42,20 +42,25 @@ SP_EARLY static void *resolve_next(const char *name)
     return p;
 }
 
-SP_EARLY static inline void real_free(void *p)
+/* Out of line, so that the common path of free() is a bare tail call. */
+SP_EARLY __attribute__((noinline)) static void resolve_and_free(void *p)
 {
-    void (*f)(void *) = sp_real.free;
-    if (LIKELY(f != NULL)) {
-        f(p);
-        return;
-    }
-    f = (void (*)(void *))resolve_next("free");
+    void (*f)(void *) = (void (*)(void *))resolve_next("free");
     if (f) {
         sp_real.free = f;
         f(p);
     }
     /* else: freed during our own symbol lookup: leaking this block is safer
      * than handing it to an allocator that may not own it. */
+}
+
+SP_EARLY static inline void real_free(void *p)
+{
+    void (*f)(void *) = sp_real.free;
+    if (LIKELY(f != NULL))
+        f(p);
+    else
+        resolve_and_free(p);
 }
 
 SP_EARLY static inline void *real_realloc(void *p, size_t n)
@@ -154,7 +159,7 @@ static int defer(sp_act_kind kind, uintptr_t a, size_t len, const char *what)
 
 /* ---- free / realloc -------------------------------------------------------- */
 
-static void free_slow(void *p)
+__attribute__((noinline)) static void free_slow(void *p)
 {
     if (!sp_reg_held()) {
         size_t n = malloc_usable_size(p);

@@ -97,7 +97,9 @@ static uint64_t g_next_id;            /* never reset: ids stay increasing */
 
 /* Lock-free summary: written under the lock, read by sp_reg_maybe. */
 /* Ranges in the registry; read without the lock (sp_reg_empty, inline). */
-size_t sp_reg_nranges;
+/* Read by every free(): a cache line of its own, never shared with data
+ * written on each register/unregister. */
+__attribute__((aligned(64))) size_t sp_reg_nranges;
 static atomic_uint g_slots[SLOT_COUNT];
 static atomic_size_t g_huge_n;
 static atomic_uintptr_t g_huge_lo = UINTPTR_MAX;
@@ -109,8 +111,12 @@ typedef struct sp_op {
     struct sp_op *next;
 } sp_op;
 
-static sp_op *g_ops;
-static uint64_t g_next_token;         /* never reset */
+/* The op list, written under the lock on every op: a cache line of its own,
+ * away from what free() reads. next_token is never reset. */
+static struct {
+    sp_op *ops;
+    uint64_t next_token;
+} __attribute__((aligned(64))) g_op;
 
 static void reg_init_lock(void)
 {
@@ -161,27 +167,21 @@ static uintptr_t range_last(const sp_range *r)
 
 /* Whether this thread holds the lock: the memory hooks must not take it
  * again when code run under it (a diagnostic, the runtime) frees memory. */
-static __thread int tls_held __attribute__((tls_model("initial-exec")));
+__thread int sp_reg_tls_held __attribute__((tls_model("initial-exec")));
 
 /* Takes the registry mutex (initializing it on first use). Not recursive. */
 void sp_reg_lock(void)
 {
     reg_once();
     pthread_mutex_lock(&g_lock);
-    tls_held = 1;
+    sp_reg_tls_held = 1;
 }
 
 /* Releases the registry mutex. */
 void sp_reg_unlock(void)
 {
-    tls_held = 0;
+    sp_reg_tls_held = 0;
     pthread_mutex_unlock(&g_lock);
-}
-
-/* 1 if the calling thread holds the registry lock. No lock. */
-int sp_reg_held(void)
-{
-    return tls_held;
 }
 
 /* Lock held. Waits for a broadcast (or a spurious wakeup): callers loop on
@@ -253,7 +253,7 @@ static void summary_update(uintptr_t base, uintptr_t last, int delta)
     }
 }
 
-__attribute__((noinline)) static int maybe_slow(uintptr_t addr, size_t len)
+static int maybe_slow(uintptr_t addr, size_t len)
 {
     uintptr_t last = last_byte(addr, len);
     uintptr_t r0 = addr >> REGION_SHIFT, r1 = last >> REGION_SHIFT;
@@ -674,7 +674,7 @@ uint64_t sp_reg_op_begin(uintptr_t addr, size_t len)
     if (op == NULL)
         return 0;
     for (;;) {
-        sp_op *o = g_ops;
+        sp_op *o = g_op.ops;
 
         while (o && (o->last < addr || o->first > last))
             o = o->next;
@@ -684,9 +684,9 @@ uint64_t sp_reg_op_begin(uintptr_t addr, size_t len)
     }
     op->first = addr;
     op->last = last;
-    op->token = ++g_next_token;
-    op->next = g_ops;
-    g_ops = op;
+    op->token = ++g_op.next_token;
+    op->next = g_op.ops;
+    g_op.ops = op;
     return op->token;
 }
 
@@ -694,7 +694,7 @@ uint64_t sp_reg_op_begin(uintptr_t addr, size_t len)
  * broadcasts. */
 void sp_reg_op_end(uint64_t token)
 {
-    sp_op **link = &g_ops;
+    sp_op **link = &g_op.ops;
 
     if (token == 0)
         return;
@@ -718,7 +718,7 @@ void sp_reg_op_end(uint64_t token)
 void sp_reg_reset(void)
 {
     sp_range *head = g_table, *r, *next;
-    sp_op *op = g_ops;
+    sp_op *op = g_op.ops;
 
     reg_once();
     HASH_CLEAR(hh, g_table);          /* frees the buckets, not the items */
@@ -733,7 +733,7 @@ void sp_reg_reset(void)
         sp_mem_free(op);
         op = o;
     }
-    g_ops = NULL;
+    g_op.ops = NULL;
     g_hash_oom = false;
 
     for (unsigned i = 0; i < SLOT_COUNT; i++)
@@ -763,7 +763,7 @@ void sp_reg_fork_child(void)
 {
     g_table = NULL;
     g_root = NULL;
-    g_ops = NULL;
+    g_op.ops = NULL;
     g_hash_oom = false;
     for (unsigned i = 0; i < SLOT_COUNT; i++)
         atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
@@ -772,5 +772,5 @@ void sp_reg_fork_child(void)
     atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
     __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
     reg_init_lock(); /* the parent's threads are gone: a fresh mutex and condvar */
-    tls_held = 0;
+    sp_reg_tls_held = 0;
 }

@@ -78,8 +78,14 @@ void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
 void sp_reg_lock(void);
 void sp_reg_unlock(void);
 /* 1 if the calling thread holds the lock (the memory hooks then pass
- * through: it is safepin's own code, or the runtime called under it). */
-int sp_reg_held(void);
+ * through: it is safepin's own code, or the runtime called under it).
+ * Inlined into the memory hooks; initial-exec TLS, so no __tls_get_addr
+ * call (a sanitizer runtime may intercept that before it is initialized). */
+extern __thread int sp_reg_tls_held __attribute__((tls_model("initial-exec")));
+__attribute__((no_sanitize_address)) static inline int sp_reg_held(void)
+{
+    return sp_reg_tls_held;
+}
 void sp_reg_wait(void);                       /* lock held; waits on the condvar */
 int sp_reg_timedwait_ns(uint64_t abs_monotonic_ns); /* lock held; 0 or ETIMEDOUT */
 void sp_reg_broadcast(void);                  /* lock held or not */
