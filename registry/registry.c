@@ -44,6 +44,21 @@ extern void __libc_free(void *p);
 
 static _Atomic(sp_mem_fail_fn) g_mem_fail;
 
+#ifdef __SANITIZE_THREAD__
+/* glibc's allocator orders a free and the reuse of that memory with locks
+ * ThreadSanitizer cannot see: a block freed by one thread and handed to
+ * another would be reported as a race. A mutex it sees orders every free
+ * before every later allocation (ThreadSanitizer builds only). */
+static pthread_mutex_t g_mem_order = PTHREAD_MUTEX_INITIALIZER;
+static void mem_order(void)
+{
+    pthread_mutex_lock(&g_mem_order);
+    pthread_mutex_unlock(&g_mem_order);
+}
+#else
+static void mem_order(void) {}
+#endif
+
 static bool mem_should_fail(size_t n)
 {
     sp_mem_fail_fn fn = atomic_load_explicit(&g_mem_fail, memory_order_acquire);
@@ -55,7 +70,9 @@ void *sp_mem_alloc(size_t n)
 {
     if (mem_should_fail(n))
         return NULL;
-    return __libc_malloc(n);
+    void *p = __libc_malloc(n);
+    mem_order();
+    return p;
 }
 
 /* Like calloc, but never through safepin's hooks. NULL on failure. */
@@ -63,12 +80,15 @@ void *sp_mem_calloc(size_t n, size_t sz)
 {
     if (mem_should_fail(n * sz))
         return NULL;
-    return __libc_calloc(n, sz);
+    void *p = __libc_calloc(n, sz);
+    mem_order();
+    return p;
 }
 
 /* Frees what sp_mem_alloc/sp_mem_calloc returned; NULL is a no-op. */
 void sp_mem_free(void *p)
 {
+    mem_order();
     __libc_free(p);
 }
 
