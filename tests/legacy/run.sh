@@ -8,6 +8,7 @@
 # Knobs used by run-sanitized.sh (defaults run the whole suite):
 #   LEGACY_PARTS="native safepin repeat"   which halves to run
 #   LEGACY_ONLY="prog ..."                 only these programs
+#   LEGACY_EXCEPT="prog ..."               not these programs
 #   LEGACY_PRELOAD_FIRST="lib ..."         preloaded before SAFEPIN_LIB (a sanitizer runtime)
 #   LEGACY_PRELOAD_LAST="lib ..."          preloaded after it
 #   LEGACY_BAD_PATTERN=regex               output that fails a safepin run (sanitizer reports)
@@ -184,7 +185,10 @@ simhip_missing() { [ ! -f "$SIMHIP_DIR/libamdhip64.so.5" ]; }
 skipped() { [[ " ${LEGACY_SKIP:-} " == *" $1 "* ]]; }
 skip() { NTESTS=$((NTESTS + 1)); echo "ok - $1 # SKIP ${LEGACY_SKIP_WHY:-skipped}"; }
 
-want() { [ -z "${LEGACY_ONLY:-}" ] || [[ " $LEGACY_ONLY " == *" $1 "* ]]; }
+want() {
+    [[ " ${LEGACY_EXCEPT:-} " != *" $1 "* ]] &&
+        { [ -z "${LEGACY_ONLY:-}" ] || [[ " $LEGACY_ONLY " == *" $1 "* ]]; }
+}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 # (a) Without safepin: the hazard happens.
