@@ -101,6 +101,8 @@ void sp_diag_init(void)
     }
     void *warm[2];
     backtrace(warm, 2); /* loads the unwinder now, not inside a hook */
+    if (sp_opt.symbolize)
+        sp_symbolize_init(); /* what spawning addr2line needs, allocated now */
 }
 
 static void write_all(const char *buf, size_t len)

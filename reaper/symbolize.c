@@ -6,6 +6,13 @@
  * file and line, one process per module of a stack, with LD_PRELOAD removed
  * from its environment. Falls back to dladdr when addr2line is missing or
  * symbolize=0.
+ *
+ * Printing a diagnostic must not allocate (it may run inside free(), or in
+ * a signal handler). posix_spawn itself does not, but building its file
+ * actions does: so they are built once, by sp_symbolize_init(), and name a
+ * descriptor safepin reserves (kept on /dev/null). Each run moves its
+ * pipe's write end onto that descriptor for the spawn, then puts /dev/null
+ * back; spawn_lock serializes runs.
  */
 #include "symbolize.h"
 #include "options.h"
@@ -19,6 +26,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,9 +51,73 @@ static uintptr_t file_address(uintptr_t pc, const Dl_info *info)
     return pc - (uintptr_t)info->dli_fbase;
 }
 
+static posix_spawn_file_actions_t spawn_fa;
+static int spawn_fd = -1; /* the reserved descriptor; -1: no spawning */
+static int null_fd = -1;  /* /dev/null, to put back on spawn_fd */
+static struct stat null_st;
+static pthread_once_t spawn_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void spawn_init(void)
+{
+    int a = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (a < 0)
+        return;
+    /* High numbers, out of the way of programs that expect the lowest. */
+    int fd = fcntl(a, F_DUPFD_CLOEXEC, 900), nul = fcntl(a, F_DUPFD_CLOEXEC, 900);
+    close(a);
+    if (fd < 0 || nul < 0 || fstat(nul, &null_st) != 0 ||
+        posix_spawn_file_actions_init(&spawn_fa) != 0) {
+        if (fd >= 0)
+            close(fd);
+        if (nul >= 0)
+            close(nul);
+        return;
+    }
+    if (posix_spawn_file_actions_adddup2(&spawn_fa, fd, 1) != 0 ||
+        posix_spawn_file_actions_addopen(&spawn_fa, 2, "/dev/null", O_WRONLY, 0) != 0) {
+        posix_spawn_file_actions_destroy(&spawn_fa);
+        close(fd);
+        close(nul);
+        return;
+    }
+    spawn_fd = fd;
+    null_fd = nul;
+}
+
+void sp_symbolize_init(void) { pthread_once(&spawn_once, spawn_init); }
+
+/* Both reserved descriptors are still /dev/null (a program that closed
+ * every descriptor may have reused their numbers: then leave them alone). */
+static int reserved_fds_intact(void)
+{
+    struct stat a, b;
+    return fstat(spawn_fd, &a) == 0 && fstat(null_fd, &b) == 0 && a.st_rdev == null_st.st_rdev &&
+           a.st_ino == null_st.st_ino && b.st_ino == null_st.st_ino &&
+           b.st_rdev == null_st.st_rdev;
+}
+
+/* addr2line with its stdout on pipe_w; 0 and its pid on success. */
+static int spawn_addr2line(int pipe_w, char **argv, char **envp, int may_wait, pid_t *pid)
+{
+    if (spawn_fd < 0)
+        return -1;
+    if (may_wait)
+        pthread_mutex_lock(&spawn_lock);
+    else if (pthread_mutex_trylock(&spawn_lock) != 0)
+        return -1; /* dying, and another thread was symbolizing */
+    int rc = -1;
+    if (reserved_fds_intact() && dup3(pipe_w, spawn_fd, O_CLOEXEC) >= 0) {
+        rc = posix_spawnp(pid, "addr2line", &spawn_fa, NULL, argv, envp) == 0 ? 0 : -1;
+        dup3(null_fd, spawn_fd, O_CLOEXEC);
+    }
+    pthread_mutex_unlock(&spawn_lock);
+    return rc;
+}
+
 /* Run addr2line on one module for the frames idx[0..k). */
 static void run_addr2line(const char *path, const uintptr_t *addr, const int *idx, int k,
-                          sp_frame_info *out)
+                          sp_frame_info *out, int may_wait)
 {
     char args[64][24];
     char *argv[72];
@@ -71,13 +143,8 @@ static void run_addr2line(const char *path, const uintptr_t *addr, const int *id
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    int rc = posix_spawnp(&pid, "addr2line", &fa, NULL, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
+    int rc = spawn_addr2line(fds[1], argv, envp, may_wait, &pid);
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
@@ -192,7 +259,7 @@ static void symbolize(void *const *pc, int n, sp_frame_info *out, int use_cache)
             idx[k++] = j;
             done[j] = 1;
         }
-        run_addr2line(path, addr, idx, k, out);
+        run_addr2line(path, addr, idx, k, out, use_cache);
     }
     if (!use_cache)
         return;

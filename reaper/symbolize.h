@@ -25,9 +25,13 @@ typedef struct sp_frame_info {
 
 /* Symbolize n program counters (at most SP_SYM_MAX). Spawns addr2line
  * (symbolize option); never fails: missing parts stay empty. */
+/* Prepares spawning addr2line (allocates once); before any symbolization
+ * can run inside a hook. Symbolization without it uses dladdr only. */
+void sp_symbolize_init(void);
+
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
-/* The same from a fatal signal handler: no locks taken (no cache). */
+/* The same from a fatal signal handler: no cache, and no lock waited for. */
 void sp_symbolize_dying(void *const *pc, int n, sp_frame_info *out);
 
 /* "    #i 0xPC in func file:line (module+0xoff)\n" into buf. */

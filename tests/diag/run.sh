@@ -156,3 +156,19 @@ echo "$hist" | grep -q "in main .*diag_codes" 2>/dev/null || echo "$hist" | grep
 if [ -z "$why" ]; then ok "post-mortem: GPU fault shows the faulting range's history"; else nok "post-mortem" "${why#; }"; echo "$out" | tail -30 | sed 's/^/# /'; fi
 out=$(LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" use-after-unregister 2>&1); rc=$?
 if [ $rc -eq 134 ] && ! echo "$out" | grep -q "post-mortem"; then ok "post-mortem: the same fault without safepin has none"; else nok "post-mortem without safepin" "rc=$rc"; fi
+
+# ---- a diagnostic printed inside a hook allocates nothing ----------------------
+# log_noalloc counts every malloc/calloc/realloc of its thread (libc's own
+# included) around a double unregister whose stacks are symbolized by addr2line.
+NA=$BUILD/tests/diag/log_noalloc
+out=$(LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$NA" 2>&1); rc=$?
+cnt=$(echo "$out" | sed -n 's/^counter check: //p')
+n=$(echo "$out" | sed -n 's/^allocations=//p')
+why=
+[ $rc -eq 0 ] || why="$why; exit $rc"
+[ -n "$cnt" ] && [ "$cnt" -gt 0 ] || why="$why; the counter did not see libc's allocations ($cnt)"
+echo "$out" | grep -q "safepin: double-unregister" || why="$why; no double-unregister diagnostic"
+echo "$out" | grep -qE "#0 0x[0-9a-f]+ in main .*log_noalloc\.c:[0-9]+" || why="$why; stack not symbolized to file:line"
+[ "$n" = 0 ] || why="$why; $n allocations while printing"
+if [ -z "$why" ]; then ok "a symbolized diagnostic from a hook allocates nothing"
+else nok "diagnostic allocates nothing" "${why#; }"; fi
