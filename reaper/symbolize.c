@@ -63,8 +63,13 @@ static void spawn_init(void)
     int a = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (a < 0)
         return;
-    /* High numbers, out of the way of programs that expect the lowest. */
+    /* High numbers, out of the way of programs that expect the lowest;
+     * under a low descriptor limit, any. */
     int fd = fcntl(a, F_DUPFD_CLOEXEC, 900), nul = fcntl(a, F_DUPFD_CLOEXEC, 900);
+    if (fd < 0)
+        fd = fcntl(a, F_DUPFD_CLOEXEC, 3);
+    if (nul < 0)
+        nul = fcntl(a, F_DUPFD_CLOEXEC, 3);
     close(a);
     if (fd < 0 || nul < 0 || fstat(nul, &null_st) != 0 ||
         posix_spawn_file_actions_init(&spawn_fa) != 0) {
