@@ -52,7 +52,7 @@ static uintptr_t file_address(uintptr_t pc, const Dl_info *info)
 }
 
 static posix_spawn_file_actions_t spawn_fa;
-static int spawn_fd = -1; /* the reserved descriptor; -1: no spawning */
+static int spawn_fd = -1; /* the reserved descriptor; -1: no spawning (spawn_lock) */
 static int null_fd = -1;  /* /dev/null, to put back on spawn_fd */
 static struct stat null_st;
 static pthread_once_t spawn_once = PTHREAD_ONCE_INIT;
@@ -94,27 +94,30 @@ void sp_symbolize_init(void) { pthread_once(&spawn_once, spawn_init); }
 
 /* Both reserved descriptors are still /dev/null (a program that closed
  * every descriptor may have reused their numbers: then leave them alone). */
-static int reserved_fds_intact(void)
+static int is_dev_null(int fd)
 {
-    struct stat a, b;
-    return fstat(spawn_fd, &a) == 0 && fstat(null_fd, &b) == 0 && a.st_rdev == null_st.st_rdev &&
-           a.st_ino == null_st.st_ino && b.st_ino == null_st.st_ino &&
-           b.st_rdev == null_st.st_rdev;
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_rdev == null_st.st_rdev && st.st_ino == null_st.st_ino;
 }
+
+static int reserved_fds_intact(void) { return is_dev_null(spawn_fd) && is_dev_null(null_fd); }
 
 /* addr2line with its stdout on pipe_w; 0 and its pid on success. */
 static int spawn_addr2line(int pipe_w, char **argv, char **envp, int may_wait, pid_t *pid)
 {
-    if (spawn_fd < 0)
-        return -1;
     if (may_wait)
         pthread_mutex_lock(&spawn_lock);
     else if (pthread_mutex_trylock(&spawn_lock) != 0)
         return -1; /* dying, and another thread was symbolizing */
     int rc = -1;
-    if (reserved_fds_intact() && dup3(pipe_w, spawn_fd, O_CLOEXEC) >= 0) {
+    if (spawn_fd >= 0 && reserved_fds_intact() && dup3(pipe_w, spawn_fd, O_CLOEXEC) >= 0) {
         rc = posix_spawnp(pid, "addr2line", &spawn_fa, NULL, argv, envp) == 0 ? 0 : -1;
-        dup3(null_fd, spawn_fd, O_CLOEXEC);
+        if (dup3(null_fd, spawn_fd, O_CLOEXEC) < 0) {
+            /* It must not keep the pipe open (the reader would never see
+             * its end): give it up, and spawning with it. */
+            close(spawn_fd);
+            spawn_fd = -1;
+        }
     }
     pthread_mutex_unlock(&spawn_lock);
     return rc;
