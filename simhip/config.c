@@ -6,6 +6,9 @@
  * another personality set it before that call, in a fresh process (death or
  * exit tests in "threadsafe" style).
  */
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +37,12 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     /* Re-initialized, not unlocked: the writer was the parent's thread and
-     * the child's thread has another id. */
+     * the child's thread has another id. ThreadSanitizer is told it was
+     * released, or it would see every later lock as taken under it. */
+#ifdef __SANITIZE_THREAD__
+    __tsan_mutex_pre_unlock(&sh_mem_lock, 0);
+    __tsan_mutex_post_unlock(&sh_mem_lock, 0);
+#endif
     pthread_rwlock_init(&sh_mem_lock, NULL);
     pthread_cond_init(&sh_dev_cond, NULL);
     sh_stream_atfork_child();

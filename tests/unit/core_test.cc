@@ -517,9 +517,6 @@ TEST_F(Core, CaptureDefersMarkersAndIsNeverInvalidated)
 
 TEST_F(Core, ForkedChildStartsEmptyAndWorks)
 {
-#if defined(__SANITIZE_THREAD__)
-    GTEST_SKIP() << "TSan does not support starting threads in the child of a multi-threaded fork";
-#endif
     char *buf = static_cast<char *>(malloc(N));
     ASSERT_EQ(sp_host_register(buf, N, 0), hipSuccess);
     int fds[2];
