@@ -10,9 +10,9 @@
  * Printing a diagnostic must not allocate (it may run inside free(), or in
  * a signal handler). posix_spawn itself does not, but building its file
  * actions does: so they are built once, by sp_symbolize_init(), and name a
- * descriptor safepin reserves (kept on /dev/null). Each run moves its
- * pipe's write end onto that descriptor for the spawn, then puts /dev/null
- * back; spawn_lock serializes runs.
+ * descriptor safepin reserves (on /dev/null between runs). Each run moves
+ * its pipe's write end onto that descriptor for the spawn, then puts
+ * /dev/null back; spawn_lock serializes runs.
  */
 #include "symbolize.h"
 #include "options.h"
@@ -53,54 +53,63 @@ static uintptr_t file_address(uintptr_t pc, const Dl_info *info)
 
 static posix_spawn_file_actions_t spawn_fa;
 static int spawn_fd = -1; /* the reserved descriptor; -1: no spawning (spawn_lock) */
-static int null_fd = -1;  /* /dev/null, to put back on spawn_fd */
-static struct stat null_st;
+static struct stat null_st; /* what spawn_fd is between runs: /dev/null */
 static pthread_once_t spawn_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void spawn_init(void)
+/* /dev/null on a high number, out of the way of programs that expect the
+ * lowest; under a low descriptor limit, on any. */
+static int open_null_reserved(void)
 {
     int a = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (a < 0)
-        return;
-    /* High numbers, out of the way of programs that expect the lowest;
-     * under a low descriptor limit, any. */
-    int fd = fcntl(a, F_DUPFD_CLOEXEC, 900), nul = fcntl(a, F_DUPFD_CLOEXEC, 900);
+        return -1;
+    int fd = fcntl(a, F_DUPFD_CLOEXEC, 900);
     if (fd < 0)
-        fd = fcntl(a, F_DUPFD_CLOEXEC, 3);
-    if (nul < 0)
-        nul = fcntl(a, F_DUPFD_CLOEXEC, 3);
+        return a;
     close(a);
-    if (fd < 0 || nul < 0 || fstat(nul, &null_st) != 0 ||
-        posix_spawn_file_actions_init(&spawn_fa) != 0) {
-        if (fd >= 0)
-            close(fd);
-        if (nul >= 0)
-            close(nul);
+    return fd;
+}
+
+static void spawn_init(void)
+{
+    int fd = open_null_reserved();
+    if (fd < 0)
         return;
-    }
-    if (posix_spawn_file_actions_adddup2(&spawn_fa, fd, 1) != 0 ||
-        posix_spawn_file_actions_addopen(&spawn_fa, 2, "/dev/null", O_WRONLY, 0) != 0) {
+    if (fstat(fd, &null_st) == 0 && posix_spawn_file_actions_init(&spawn_fa) == 0) {
+        if (posix_spawn_file_actions_adddup2(&spawn_fa, fd, 1) == 0 &&
+            posix_spawn_file_actions_addopen(&spawn_fa, 2, "/dev/null", O_WRONLY, 0) == 0) {
+            spawn_fd = fd;
+            return;
+        }
         posix_spawn_file_actions_destroy(&spawn_fa);
-        close(fd);
-        close(nul);
-        return;
     }
-    spawn_fd = fd;
-    null_fd = nul;
+    close(fd);
 }
 
 void sp_symbolize_init(void) { pthread_once(&spawn_once, spawn_init); }
 
-/* Both reserved descriptors are still /dev/null (a program that closed
- * every descriptor may have reused their numbers: then leave them alone). */
-static int is_dev_null(int fd)
+/* spawn_fd is still ours: a program that closed every descriptor may have
+ * reused its number, and then it is left alone. */
+static int spawn_fd_intact(void)
 {
     struct stat st;
-    return fstat(fd, &st) == 0 && st.st_rdev == null_st.st_rdev && st.st_ino == null_st.st_ino;
+    return fstat(spawn_fd, &st) == 0 && st.st_rdev == null_st.st_rdev &&
+           st.st_ino == null_st.st_ino;
 }
 
-static int reserved_fds_intact(void) { return is_dev_null(spawn_fd) && is_dev_null(null_fd); }
+/* Puts /dev/null back on spawn_fd, so that it holds no pipe open (the
+ * reader would never see the pipe's end); if that fails, gives it up. */
+static void spawn_fd_release(void)
+{
+    int n = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (n < 0 || dup3(n, spawn_fd, O_CLOEXEC) < 0) {
+        close(spawn_fd);
+        spawn_fd = -1;
+    }
+    if (n >= 0)
+        close(n);
+}
 
 /* addr2line with its stdout on pipe_w; 0 and its pid on success. */
 static int spawn_addr2line(int pipe_w, char **argv, char **envp, int may_wait, pid_t *pid)
@@ -110,14 +119,9 @@ static int spawn_addr2line(int pipe_w, char **argv, char **envp, int may_wait, p
     else if (pthread_mutex_trylock(&spawn_lock) != 0)
         return -1; /* dying, and another thread was symbolizing */
     int rc = -1;
-    if (spawn_fd >= 0 && reserved_fds_intact() && dup3(pipe_w, spawn_fd, O_CLOEXEC) >= 0) {
+    if (spawn_fd >= 0 && spawn_fd_intact() && dup3(pipe_w, spawn_fd, O_CLOEXEC) >= 0) {
         rc = posix_spawnp(pid, "addr2line", &spawn_fa, NULL, argv, envp) == 0 ? 0 : -1;
-        if (dup3(null_fd, spawn_fd, O_CLOEXEC) < 0) {
-            /* It must not keep the pipe open (the reader would never see
-             * its end): give it up, and spawning with it. */
-            close(spawn_fd);
-            spawn_fd = -1;
-        }
+        spawn_fd_release();
     }
     pthread_mutex_unlock(&spawn_lock);
     return rc;

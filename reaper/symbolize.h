@@ -23,12 +23,13 @@ typedef struct sp_frame_info {
     int has_offset;
 } sp_frame_info;
 
-/* Symbolize n program counters (at most SP_SYM_MAX). Spawns addr2line
- * (symbolize option); never fails: missing parts stay empty. */
 /* Prepares spawning addr2line (allocates once); before any symbolization
  * can run inside a hook. Symbolization without it uses dladdr only. */
 void sp_symbolize_init(void);
 
+/* Symbolize n program counters (at most SP_SYM_MAX). Spawns addr2line
+ * (symbolize option) without allocating; never fails: missing parts stay
+ * empty. */
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
 /* The same from a fatal signal handler: no cache, and no lock waited for. */

@@ -115,10 +115,9 @@ static sp_range *g_table;             /* uthash head */
 static sp_tree_node *g_root;          /* AVL root */
 static uint64_t g_next_id;            /* never reset: ids stay increasing */
 
-/* Lock-free summary: written under the lock, read by sp_reg_maybe. */
-/* Ranges in the registry; read without the lock (sp_reg_empty, inline). */
-/* Read by every free(): a cache line of its own, never shared with data
- * written on each register/unregister. */
+/* Lock-free summary: written under the lock, read by sp_reg_maybe. The
+ * number of ranges is read by every free() (sp_reg_empty, inline): a cache
+ * line of its own, never shared with data written on each op. */
 __attribute__((aligned(64))) size_t sp_reg_nranges;
 static atomic_uint g_slots[SLOT_COUNT];
 static atomic_size_t g_huge_n;

@@ -61,6 +61,12 @@ asan_safepin_first_works() {
 }
 ASAN_OPTIONS_LEGACY=detect_leaks=0:verify_asan_link_order=0:abort_on_error=0:halt_on_error=1
 
+run_legacy() { # run.sh on build/$san with the sanitizer's envs, then these
+    env "${envs[@]}" BUILD="build/$san" LEGACY_BAD_PATTERN="$bad" "$@" \
+        bash "$RUN" | grep --line-buffered -v '^1\.\.'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || FAILED=1
+}
+
 for san in $SANITIZERS; do
     case $san in
     asan)
@@ -93,7 +99,7 @@ for san in $SANITIZERS; do
     fi
     first=$runtime
     last=
-    skip=() # run.sh variables for skipped programs
+    skip=() # run.sh variables for programs skipped or left out
     if [ "$san" = tsan ]; then
         # The TSan-built safepin must come after the TSan runtime (its
         # instrumented shims would run before TSan is set up), and TSan's
@@ -113,11 +119,8 @@ for san in $SANITIZERS; do
                   "LEGACY_SKIP_WHY=ASan's allocator answers free() ahead of safepin (runtime-first preload; see run-sanitized.sh)")
         fi
     fi
-    env "${envs[@]}" "${skip[@]}" BUILD="build/$san" SAFEPIN_LIB="build/$san/libsafepin.so" \
-        LEGACY_PRELOAD_FIRST="$first" LEGACY_PRELOAD_LAST="$last" \
-        LEGACY_BAD_PATTERN="$bad" LEGACY_TAG="$san" \
-        bash "$RUN" | grep --line-buffered -v '^1\.\.'
-    [ "${PIPESTATUS[0]}" -eq 0 ] || FAILED=1
+    run_legacy "${skip[@]}" SAFEPIN_LIB="build/$san/libsafepin.so" \
+        LEGACY_PRELOAD_FIRST="$first" LEGACY_PRELOAD_LAST="$last" LEGACY_TAG="$san"
     if [ "$san" = tsan ]; then
         # The free() programs, TSan-built, with the plain safepin preloaded
         # before the TSan runtime: safepin sees free() and defers it, and
@@ -126,12 +129,8 @@ for san in $SANITIZERS; do
             echo "not ok - legacy [tsan, plain safepin first]: missing build/libsafepin.so (make all)"
             FAILED=1; continue
         fi
-        env "${envs[@]}" LEGACY_PARTS=safepin "LEGACY_ONLY=$FREE_PROGRAMS" \
-            BUILD=build/tsan SAFEPIN_LIB=build/libsafepin.so \
-            LEGACY_PRELOAD_FIRST= LEGACY_PRELOAD_LAST="$runtime" \
-            LEGACY_BAD_PATTERN="$bad" LEGACY_TAG="tsan, plain safepin first" \
-            bash "$RUN" | grep --line-buffered -v '^1\.\.'
-        [ "${PIPESTATUS[0]}" -eq 0 ] || FAILED=1
+        run_legacy LEGACY_PARTS=safepin "LEGACY_ONLY=$FREE_PROGRAMS" SAFEPIN_LIB=build/libsafepin.so \
+            LEGACY_PRELOAD_FIRST= LEGACY_PRELOAD_LAST="$runtime" LEGACY_TAG="tsan, plain safepin first"
     fi
 done
 exit $FAILED
