@@ -6,6 +6,35 @@
 
 #include <string.h>
 
+/* Never registered by anyone: what the runtime says of unregistered memory. */
+static char probe_byte;
+
+/* 1 if the runtime already has an object at p (its attributes name a host
+ * or device pointer). Not from a host function (no runtime call there). */
+static int runtime_knows(const void *p)
+{
+    if (sp_tls_in_hostfn || !sp_real.hipPointerGetAttributes)
+        return 0;
+    hipPointerAttribute_t a;
+    memset(&a, 0, sizeof(a));
+    hipStreamCaptureMode old = sp_relaxed_enter();
+    hipError_t e = sp_real.hipPointerGetAttributes(&a, p);
+    sp_relaxed_leave(old);
+    return e == hipSuccess && (a.hostPointer || a.devicePointer);
+}
+
+/* The innermost range containing p, once no register of it is in flight.
+ * Lock held (released while waiting). */
+static sp_range *settled_containing(uintptr_t p)
+{
+    for (;;) {
+        sp_range *r = sp_reg_find_containing(p);
+        if (!r || !r->registering)
+            return r;
+        sp_reg_wait();
+    }
+}
+
 /* ---- register ------------------------------------------------------------ */
 
 hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
@@ -19,6 +48,12 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
         return hipErrorInvalidValue;
     }
     uintptr_t base = (uintptr_t)p;
+    if (size > UINTPTR_MAX - base) {
+        sp_diag(SP_INVALID_ARGUMENT, NULL,
+                "hipHostRegister(%p, %zu, 0x%x): the range wraps around the address space", p,
+                size, flags);
+        return hipErrorInvalidValue;
+    }
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
@@ -90,15 +125,26 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     }
     r->registering = 1;
     r->reg_site = site;
-    sp_streams_note_device(dev);
     uint64_t tok = sp_reg_op_begin(base, size);
     sp_reg_unlock();
 
+    /* Memory the runtime already owns (hipHostMalloc, or registered where
+     * safepin did not see it): its register is the runtime's business, and
+     * so is the matching unregister. */
+    int foreign = runtime_knows(p);
     hipError_t e = sp_real.hipHostRegister(p, size, flags);
 
     sp_reg_lock();
     sp_reg_op_end(tok);
-    if (e != hipSuccess) {
+    if (foreign) {
+        sp_log(SP_LOG_INFO, "info",
+               "hipHostRegister(%p, %zu): the runtime already knows this memory (hipHostMalloc or "
+               "a registration made elsewhere); passed through, not tracked: returned %d",
+               p, size, (int)e);
+        sp_site_free(r->reg_site);
+        r->reg_site = NULL;
+        sp_reg_remove(r);
+    } else if (e != hipSuccess) {
         sp_site_free(r->reg_site);
         r->reg_site = NULL;
         sp_reg_remove(r);
@@ -184,10 +230,17 @@ hipError_t sp_host_unregister(void *p)
     sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
     uint64_t id = r->id;
     sp_reaper_release(r);
-    if (sp_opt.sync_unregister && !sp_tls_in_hostfn)
+    int mode = sp_opt.unreg_mode;
+    if (sp_tls_in_hostfn)
+        mode = SP_UNREG_ASYNC; /* waiting here could wait for this very host function */
+    if (mode == SP_UNREG_SYNC && sp_streams_thread_captures())
+        mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
+    if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
     sp_reg_unlock();
     sp_reaper_kick();
+    if (mode == SP_UNREG_ORDERED)
+        sp_wait_prior_work();
     return hipSuccess;
 }
 
@@ -201,8 +254,8 @@ hipError_t sp_hip_free(void *p)
     if (!p)
         return sp_real.hipFree(p);
     sp_reg_lock();
-    sp_range *r = sp_reg_find_containing((uintptr_t)p);
-    if (r) {
+    sp_range *r = settled_containing((uintptr_t)p);
+    if (r && r->state == SP_RANGE_LIVE) {
         sp_diag(SP_HIPFREE_HOST_POINTER, r,
                 "hipFree(%p) of host memory inside the registered range 0x%lx (%zu bytes): "
                 "hipErrorInvalidValue, registration untouched",
@@ -210,11 +263,28 @@ hipError_t sp_hip_free(void *p)
         sp_reg_unlock();
         return hipErrorInvalidValue;
     }
-    if (sp_tls_in_hostfn && sp_reaper_defer_call(SP_ACT_HIPFREE, p) == 0) {
-        /* hipFree synchronizes: from a host function it would deadlock. */
+    if (r) {
+        /* Unregistered for the program: the runtime's answer for host
+         * memory never registered, whether or not the release completed. */
         sp_reg_unlock();
-        sp_reaper_kick();
-        return hipSuccess;
+        return sp_tls_in_hostfn ? hipErrorInvalidValue : sp_real.hipFree(&probe_byte);
+    }
+    if (sp_tls_in_hostfn) {
+        /* hipFree of device memory synchronizes: from a host function it
+         * would deadlock, so the reaper makes it. Anything else gets the
+         * runtime's own answer at once. */
+        sp_reg_unlock();
+        hipPointerAttribute_t a;
+        memset(&a, 0, sizeof(a));
+        if (sp_real.hipPointerGetAttributes(&a, p) != hipSuccess ||
+            a.memoryType != hipMemoryTypeDevice || a.devicePointer != p)
+            return sp_real.hipFree(p);
+        sp_reg_lock();
+        if (sp_reaper_defer_call(SP_ACT_HIPFREE, p) == 0) {
+            sp_reg_unlock();
+            sp_reaper_kick();
+            return hipSuccess;
+        }
     }
     uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);
     sp_reg_unlock();
@@ -227,9 +297,6 @@ hipError_t sp_hip_free(void *p)
 
 /* ---- attributes ---------------------------------------------------------- */
 
-/* Never registered by anyone: what the runtime says of unregistered memory. */
-static char probe_byte;
-
 hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
 {
     sp_init();
@@ -238,15 +305,7 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
     if (!attr || !p)
         return sp_real.hipPointerGetAttributes(attr, p);
     sp_reg_lock();
-    sp_range *r;
-    for (;;) {
-        r = sp_reg_find_containing((uintptr_t)p);
-        if (r && r->registering) {
-            sp_reg_wait();
-            continue;
-        }
-        break;
-    }
+    sp_range *r = settled_containing((uintptr_t)p);
     if (r && r->state == SP_RANGE_RELEASING) {
         sp_reg_unlock();
         /* Unregistered for the program: answer as for memory never registered. */
@@ -316,26 +375,15 @@ hipError_t sp_stream_destroy(hipStream_t s)
     sp_init();
     if (!SP_REAL_HIP(hipStreamDestroy))
         return hipErrorNotInitialized;
-    sp_reg_lock();
-    int tail = s ? sp_streams_needs_tail(s) : 0;
-    sp_reg_unlock();
-    hipEvent_t ev = NULL;
-    if (tail && !sp_tls_in_hostfn) {
-        /* Pending releases may need this stream's work: leave a marker. */
-        hipStreamCaptureMode old = sp_relaxed_enter();
-        if (sp_real.hipEventCreateWithFlags(&ev, hipEventDisableTiming) == hipSuccess &&
-            sp_real.hipEventRecord(ev, s) != hipSuccess) {
-            sp_real.hipEventDestroy(ev);
-            ev = NULL;
-        }
-        sp_relaxed_leave(old);
+    if (sp_streams_destroy(s)) {
+        /* From a host function: the reaper leaves the tail marker and
+         * destroys the stream (no runtime call here). */
+        sp_reg_lock();
+        sp_reaper_poke();
+        sp_reg_unlock();
+        sp_reaper_kick();
+        return hipSuccess;
     }
-    sp_reg_lock();
-    if (ev)
-        sp_streams_orphan_marker(ev);
-    if (s)
-        sp_streams_remove(s);
-    sp_reg_unlock();
     return sp_real.hipStreamDestroy(s);
 }
 
@@ -344,16 +392,7 @@ hipError_t sp_stream_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     sp_init();
     if (!SP_REAL_HIP(hipStreamBeginCapture))
         return hipErrorNotSupported;
-    sp_reg_lock();
-    sp_streams_capture_begin(s);
-    sp_reg_unlock();
-    hipError_t e = sp_real.hipStreamBeginCapture(s, mode);
-    if (e != hipSuccess) {
-        sp_reg_lock();
-        sp_streams_capture_end(s);
-        sp_reg_unlock();
-    }
-    return e;
+    return sp_streams_begin_capture(s, mode);
 }
 
 hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph)
@@ -361,11 +400,93 @@ hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph)
     sp_init();
     if (!SP_REAL_HIP(hipStreamEndCapture))
         return hipErrorNotSupported;
-    hipError_t e = sp_real.hipStreamEndCapture(s, graph);
+    return sp_streams_end_capture(s, graph);
+}
+
+/* ---- copies and queries of ranges whose release is pending ---------------- */
+
+/* The RELEASING range overlapping [p, p+n) that no LIVE range covers, or
+ * NULL. Lock held. */
+static sp_range *pending_overlap(const void *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    sp_range *r = sp_reg_find_overlap((uintptr_t)p, n ? n : 1);
+    return r && r->state == SP_RANGE_RELEASING ? r : NULL;
+}
+
+hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind kind,
+                           hipStream_t stream)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipMemcpyAsync))
+        return hipErrorNotInitialized;
+    if (sp_reg_empty() || n == 0)
+        return sp_real.hipMemcpyAsync(dst, src, n, kind, stream);
+    /* A side whose release is pending is pageable memory for the program:
+     * the copy has completed when the call returns, as a pageable copy's
+     * has, and the release waits for it (it is serialized with the real
+     * unregister, so the runtime never sees the range vanish mid-copy). */
     sp_reg_lock();
-    sp_streams_capture_end(s);
+    sp_range *a = pending_overlap(dst, n), *b = pending_overlap(src, n);
+    if (a && b && b->base < a->base) {
+        sp_range *t = a;
+        a = b;
+        b = t;
+    }
+    if (a == b)
+        b = NULL;
+    uint64_t ta = a ? sp_reg_op_begin(a->base, a->size) : 0;
+    uint64_t tb = b ? sp_reg_op_begin(b->base, b->size) : 0;
+    int sync = (a || b) && !sp_tls_in_hostfn && !sp_streams_is_capturing(stream);
     sp_reg_unlock();
+    hipError_t e = sp_real.hipMemcpyAsync(dst, src, n, kind, stream);
+    if (e == hipSuccess && sync) {
+        hipStreamCaptureMode old = sp_relaxed_enter();
+        sp_real.hipStreamSynchronize(stream);
+        sp_relaxed_leave(old);
+    }
+    if (ta || tb) {
+        sp_reg_lock();
+        if (tb)
+            sp_reg_op_end(tb);
+        if (ta)
+            sp_reg_op_end(ta);
+        sp_reg_unlock();
+    }
     return e;
+}
+
+hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipHostGetDevicePointer))
+        return hipErrorNotInitialized;
+    if (!sp_reg_empty() && p) {
+        sp_reg_lock();
+        sp_range *r = settled_containing((uintptr_t)p);
+        int pending = r && r->state == SP_RANGE_RELEASING;
+        sp_reg_unlock();
+        if (pending) /* what the runtime says of memory never registered */
+            return sp_real.hipHostGetDevicePointer(dev, &probe_byte, flags);
+    }
+    return sp_real.hipHostGetDevicePointer(dev, p, flags);
+}
+
+hipError_t sp_host_get_flags(unsigned int *flags, void *p)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipHostGetFlags))
+        return hipErrorNotInitialized;
+    if (!sp_reg_empty() && p) {
+        sp_reg_lock();
+        sp_range *r = settled_containing((uintptr_t)p);
+        int pending = r && r->state == SP_RANGE_RELEASING;
+        sp_reg_unlock();
+        if (pending)
+            return sp_real.hipHostGetFlags(flags, &probe_byte);
+    }
+    return sp_real.hipHostGetFlags(flags, p);
 }
 
 /* ---- host functions -------------------------------------------------------- */

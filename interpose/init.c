@@ -30,6 +30,7 @@ static void do_init(void)
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_diag_init();
     sp_resolve_backend();
+    sp_streams_init_devices();
     pthread_atfork(NULL, NULL, fork_child);
     on_exit(sp_at_exit, NULL);
     if (sp_opt.history > 0)
@@ -41,20 +42,6 @@ static void do_init(void)
 }
 
 void sp_init(void) { pthread_once(&init_once, do_init); }
-
-hipStreamCaptureMode sp_relaxed_enter(void)
-{
-    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
-    if (sp_real.hipThreadExchangeStreamCaptureMode)
-        sp_real.hipThreadExchangeStreamCaptureMode(&mode);
-    return mode;
-}
-
-void sp_relaxed_leave(hipStreamCaptureMode old)
-{
-    if (sp_real.hipThreadExchangeStreamCaptureMode)
-        sp_real.hipThreadExchangeStreamCaptureMode(&old);
-}
 
 static int report_leak(sp_range *r, void *arg)
 {

@@ -18,9 +18,6 @@ extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 #define SP_REAL_HIP(name) \
     (sp_real.name ? sp_real.name : (sp_resolve_backend(), sp_real.name))
 
-/* Run a runtime call made for safepin itself in relaxed capture mode. */
-hipStreamCaptureMode sp_relaxed_enter(void);
-void sp_relaxed_leave(hipStreamCaptureMode old);
 
 /* dlsym(RTLD_NEXT, name) relative to safepin, whatever dlsym is exported. */
 void *sp_next_symbol(const char *name);

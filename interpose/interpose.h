@@ -40,6 +40,10 @@ hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph);
 hipError_t sp_stream_add_callback(hipStream_t s, hipStreamCallback_t cb, void *ud,
                                   unsigned int flags);
 hipError_t sp_launch_host_func(hipStream_t s, hipHostFn_t fn, void *ud);
+hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind kind,
+                           hipStream_t stream);
+hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags);
+hipError_t sp_host_get_flags(unsigned int *flags, void *p);
 /* ROCm 6.2+: function pointers from the runtime; hooked names get the shim. */
 hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags,
                                int *status);

@@ -71,6 +71,19 @@ SP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int versi
     return sp_get_proc_address(symbol, pfn, version, flags, status);
 }
 
+SP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
+                                    hipStream_t stream)
+{
+    return sp_memcpy_async(dst, src, n, kind, stream);
+}
+SP_EXPORT hipError_t hipHostGetDevicePointer(void **dev, void *p, unsigned int flags)
+{
+    return sp_host_get_device_pointer(dev, p, flags);
+}
+SP_EXPORT hipError_t hipHostGetFlags(unsigned int *flags, void *p)
+{
+    return sp_host_get_flags(flags, p);
+}
 SP_EXPORT void free(void *p) { sp_free(p); }
 
 SP_EXPORT void *realloc(void *p, size_t n) { return sp_realloc(p, n); }
@@ -160,6 +173,9 @@ void *sp_shim_for(const char *name)
         {"hipStreamAddCallback", (void *)hipStreamAddCallback},
         {"hipLaunchHostFunc", (void *)hipLaunchHostFunc},
         {"hipGetProcAddress", (void *)hipGetProcAddress},
+        {"hipMemcpyAsync", (void *)hipMemcpyAsync},
+        {"hipHostGetDevicePointer", (void *)hipHostGetDevicePointer},
+        {"hipHostGetFlags", (void *)hipHostGetFlags},
     };
     if (!name || name[0] != 'h')
         return NULL;

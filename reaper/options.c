@@ -5,23 +5,25 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 sp_options sp_opt;
 
+enum opt_type { OPT_INT, OPT_STR, OPT_ENUM };
+
 typedef struct opt_desc {
     const char *name;
-    int is_int;
+    enum opt_type type;
     const char *def;
+    long lo, hi;
     const char *desc;
     size_t offset;
 } opt_desc;
 
-#define SP_OPT_ISINT_INT 1
-#define SP_OPT_ISINT_STR 0
-#define SP_OPT(type, name, def, desc) \
-    {#name, SP_OPT_ISINT_##type, #def, desc, offsetof(sp_options, name)},
+#define SP_OPT(type, name, def, lo, hi, desc) \
+    {#name, OPT_##type, #def, (long)(lo), (long)(hi), desc, offsetof(sp_options, name)},
 static const opt_desc opt_table[] = {
 #include "options.inc"
 };
@@ -29,10 +31,31 @@ static const opt_desc opt_table[] = {
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
 
+/* The words an ENUM option accepts; index = the derived value. */
+static const char *const log_words[] = {"error", "warn", "info", "debug", NULL};
+static const char *const unregister_words[] = {"ordered", "async", "sync", NULL};
+
+static const char *const *enum_words(const opt_desc *d)
+{
+    if (strcmp(d->name, "log") == 0)
+        return log_words;
+    if (strcmp(d->name, "unregister") == 0)
+        return unregister_words;
+    return NULL;
+}
+
+static int enum_index(const char *const *words, const char *s)
+{
+    for (int i = 0; words && words[i]; i++)
+        if (strcmp(words[i], s) == 0)
+            return i;
+    return -1;
+}
+
 static void set_default(const opt_desc *d)
 {
     char *field = (char *)&sp_opt + d->offset;
-    if (d->is_int) {
+    if (d->type == OPT_INT) {
         *(long *)field = strtol(d->def, NULL, 0);
     } else {
         /* def is a stringized string literal: strip the quotes. */
@@ -45,17 +68,28 @@ static void set_default(const opt_desc *d)
     }
 }
 
-static int level_from_name(const char *s)
+/* "error, warn, info or debug" into buf. */
+static const char *word_list(const char *const *words, char *buf, size_t n)
 {
-    if (strcmp(s, "error") == 0)
-        return SP_LOG_ERROR;
-    if (strcmp(s, "warn") == 0)
-        return SP_LOG_WARN;
-    if (strcmp(s, "info") == 0)
-        return SP_LOG_INFO;
-    if (strcmp(s, "debug") == 0)
-        return SP_LOG_DEBUG;
-    return -1;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; words[i] && used < n; i++) {
+        const char *sep = i == 0 ? "" : words[i + 1] ? ", " : " or ";
+        int w = snprintf(buf + used, n - used, "%s%s", sep, words[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+static void print_default(const opt_desc *d, char *buf, size_t n)
+{
+    size_t len = strlen(d->def);
+    if (d->type == OPT_INT || len < 2)
+        snprintf(buf, n, "%s", d->def);
+    else
+        snprintf(buf, n, "%.*s", (int)(len - 2), d->def + 1);
 }
 
 static int apply(const char *key, size_t klen, const char *val, size_t vlen)
@@ -65,29 +99,37 @@ static int apply(const char *key, size_t klen, const char *val, size_t vlen)
         if (strlen(d->name) != klen || strncmp(d->name, key, klen) != 0)
             continue;
         char *field = (char *)&sp_opt + d->offset;
-        char buf[SP_OPT_STR_MAX];
+        char buf[SP_OPT_STR_MAX], def[SP_OPT_STR_MAX];
+        print_default(d, def, sizeof(def));
         if (vlen >= sizeof(buf)) {
-            sp_log(SP_LOG_WARN, "options", "value of '%.*s' too long, ignored", (int)klen, key);
+            sp_log(SP_LOG_WARN, "options", "value of '%s' too long (at most %d characters), keeping %s",
+                   d->name, SP_OPT_STR_MAX - 1, def);
             return 1;
         }
         memcpy(buf, val, vlen);
         buf[vlen] = '\0';
-        if (d->is_int) {
+        if (d->type == OPT_INT) {
             char *end = NULL;
             errno = 0;
             long v = strtol(buf, &end, 0);
-            if (vlen == 0 || errno || *end) {
-                sp_log(SP_LOG_WARN, "options", "malformed value '%s' for '%s', keeping %ld",
-                       buf, d->name, *(long *)field);
+            if (vlen == 0 || errno || *end || v < d->lo || v > d->hi) {
+                sp_log(SP_LOG_WARN, "options",
+                       "%s value '%s' for '%s' (accepted: an integer from %ld to %ld), keeping %s",
+                       vlen == 0 || (errno && errno != ERANGE) || *end ? "malformed" : "out-of-range",
+                       buf, d->name, d->lo, d->hi, def);
                 return 1;
             }
             *(long *)field = v;
-        } else {
-            if (strcmp(d->name, "log") == 0 && level_from_name(buf) < 0) {
-                sp_log(SP_LOG_WARN, "options", "unknown log level '%s', keeping '%s'", buf,
-                       sp_opt.log);
+        } else if (d->type == OPT_ENUM) {
+            const char *const *words = enum_words(d);
+            if (enum_index(words, buf) < 0) {
+                char list[128];
+                sp_log(SP_LOG_WARN, "options", "unknown value '%s' for '%s' (accepted: %s), keeping %s",
+                       buf, d->name, word_list(words, list, sizeof(list)), def);
                 return 1;
             }
+            memcpy(field, buf, vlen + 1);
+        } else {
             memcpy(field, buf, vlen + 1);
         }
         return 0;
@@ -102,10 +144,11 @@ int sp_options_parse(const char *spec)
     for (size_t i = 0; i < OPT_COUNT; i++)
         set_default(&opt_table[i]);
     sp_opt.log_level = SP_LOG_WARN;
+    int unregister_given = 0;
     if (spec) {
         const char *p = spec;
         while (*p) {
-            const char *end = strpbrk(p, ":,");
+            const char *end = strchr(p, ':');
             size_t len = end ? (size_t)(end - p) : strlen(p);
             if (len > 0) {
                 const char *eq = memchr(p, '=', len);
@@ -114,7 +157,11 @@ int sp_options_parse(const char *spec)
                            (int)len, p);
                     problems++;
                 } else {
-                    problems += apply(p, (size_t)(eq - p), eq + 1, len - (size_t)(eq - p) - 1);
+                    size_t klen = (size_t)(eq - p);
+                    int bad = apply(p, klen, eq + 1, len - klen - 1);
+                    problems += bad;
+                    if (!bad && klen == 10 && strncmp(p, "unregister", 10) == 0)
+                        unregister_given = 1;
                 }
             }
             if (!end)
@@ -122,14 +169,11 @@ int sp_options_parse(const char *spec)
             p = end + 1;
         }
     }
-    int lvl = level_from_name(sp_opt.log);
-    sp_opt.log_level = lvl < 0 ? SP_LOG_WARN : lvl;
-    if (sp_opt.backtrace < 0)
-        sp_opt.backtrace = 0;
-    if (sp_opt.backtrace > 64)
-        sp_opt.backtrace = 64;
-    if (sp_opt.drain_timeout_ms < 0)
-        sp_opt.drain_timeout_ms = 0;
+    sp_opt.log_level = enum_index(log_words, sp_opt.log);
+    sp_opt.unreg_mode = enum_index(unregister_words, sp_opt.unregister);
+    /* The old spelling counts only where the new one was not given. */
+    if (sp_opt.sync_unregister && !unregister_given)
+        sp_opt.unreg_mode = SP_UNREG_SYNC;
     return problems;
 }
 
@@ -138,7 +182,7 @@ void sp_options_print(void)
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const opt_desc *d = &opt_table[i];
         const char *field = (const char *)&sp_opt + d->offset;
-        if (d->is_int)
+        if (d->type == OPT_INT)
             sp_log(SP_LOG_ERROR, "options", "%s=%ld  (%s)", d->name, *(const long *)field, d->desc);
         else
             sp_log(SP_LOG_ERROR, "options", "%s=%s  (%s)", d->name, field, d->desc);

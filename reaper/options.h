@@ -13,15 +13,25 @@ extern "C" {
 typedef struct sp_options {
 #define SP_OPT_INT(name) long name;
 #define SP_OPT_STR(name) char name[SP_OPT_STR_MAX];
-#define SP_OPT(type, name, def, desc) SP_OPT_##type(name)
+#define SP_OPT_ENUM(name) char name[SP_OPT_STR_MAX];
+#define SP_OPT(type, name, def, lo, hi, desc) SP_OPT_##type(name)
 #include "options.inc"
 #undef SP_OPT
 #undef SP_OPT_INT
 #undef SP_OPT_STR
+#undef SP_OPT_ENUM
     int log_level;          /* derived from log */
+    int unreg_mode;         /* derived from unregister (and sync_unregister) */
 } sp_options;
 
 enum { SP_LOG_ERROR = 0, SP_LOG_WARN = 1, SP_LOG_INFO = 2, SP_LOG_DEBUG = 3 };
+
+/* unregister=: what hipHostUnregister waits for before it returns. */
+enum {
+    SP_UNREG_ORDERED = 0, /* the device work enqueued before it (the default) */
+    SP_UNREG_ASYNC = 1,   /* nothing */
+    SP_UNREG_SYNC = 2,    /* its own release (the real unregister) */
+};
 
 extern sp_options sp_opt;
 

@@ -5,6 +5,7 @@
 #include "reaper.h"
 #include "diag.h"
 #include "options.h"
+#include "streams.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,28 +25,12 @@ typedef struct sp_action {
     struct sp_action *next;
 } sp_action;
 
-typedef struct stream_ent {
-    hipStream_t s;
-    unsigned flags;
-    int device;
-    int capturing;
-    int foreign;      /* not created through our hooks (capture of one we never saw) */
-    struct stream_ent *next;
-} stream_ent;
-
-#define SP_MAX_ORPHANS 64
 #define SP_GRAVEYARD 1024
 
 static struct {
     sp_range *q_head, *q_tail;
     sp_action *actions;
     sp_action *calls;
-    stream_ent *streams;
-    hipEvent_t orphans[SP_MAX_ORPHANS];
-    int n_orphans;
-    uint64_t devices;
-    int n_capturing;
-    int marking;
     int started, stop;
     int idle;         /* the reaper sleeps waiting for work */
     int need_wake;    /* work queued while it slept; sp_reaper_kick wakes it */
@@ -104,6 +89,27 @@ void sp_reaper_release(sp_range *r)
     start_reaper();
     if (R.idle)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+}
+
+void sp_reaper_poke(void)
+{
+    start_reaper();
+    if (R.idle)
+        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+}
+
+int sp_wait_prior_work(void)
+{
+    sp_reg_lock();
+    sp_marks *m = sp_marks_take();
+    sp_reg_unlock();
+    if (!m)
+        return 0;
+    int ok = sp_marks_record(m) == 0;
+    if (ok && !sp_marks_done(m))
+        sp_marks_wait(m);
+    sp_marks_put(m);
+    return ok;
 }
 
 void sp_reaper_kick(void)
@@ -302,184 +308,7 @@ static void run_action(const sp_action *a)
     }
 }
 
-/* ---- streams ---------------------------------------------------------- */
-
-void sp_streams_note_device(int device)
-{
-    if (device >= 0 && device < 64)
-        R.devices |= 1ull << device;
-}
-
-int sp_streams_add(hipStream_t s, unsigned flags, int device)
-{
-    sp_streams_note_device(device);
-    stream_ent *e = sp_mem_calloc(1, sizeof(*e));
-    if (!e) {
-        sp_log(SP_LOG_ERROR, "runtime-error", "out of memory: stream %p not tracked", (void *)s);
-        return -1;
-    }
-    e->s = s;
-    e->flags = flags;
-    e->device = device;
-    e->next = R.streams;
-    R.streams = e;
-    return 0;
-}
-
-static stream_ent **find_stream(hipStream_t s)
-{
-    stream_ent **pp = &R.streams;
-    while (*pp && (*pp)->s != s)
-        pp = &(*pp)->next;
-    return pp;
-}
-
-int sp_streams_needs_tail(hipStream_t s)
-{
-    stream_ent *e = *find_stream(s);
-    return e && (e->flags & hipStreamNonBlocking) && !e->foreign && R.n_releasing > 0 &&
-           R.n_orphans < SP_MAX_ORPHANS;
-}
-
-void sp_streams_remove(hipStream_t s)
-{
-    while (R.marking)
-        sp_reg_wait();
-    stream_ent **pp = find_stream(s);
-    if (*pp) {
-        stream_ent *e = *pp;
-        *pp = e->next;
-        if (e->capturing) {
-            R.n_capturing--;
-            sp_reg_broadcast();
-        }
-        sp_mem_free(e);
-    }
-}
-
-void sp_streams_orphan_marker(hipEvent_t ev)
-{
-    if (R.n_orphans < SP_MAX_ORPHANS)
-        R.orphans[R.n_orphans++] = ev;
-}
-
-void sp_streams_capture_begin(hipStream_t s)
-{
-    while (R.marking)
-        sp_reg_wait();
-    stream_ent **pp = find_stream(s);
-    stream_ent *e = *pp;
-    if (!e) {
-        e = sp_mem_calloc(1, sizeof(*e));
-        if (!e)
-            return;
-        e->s = s;
-        e->foreign = 1;
-        e->next = R.streams;
-        R.streams = e;
-    }
-    if (!e->capturing) {
-        e->capturing = 1;
-        R.n_capturing++;
-    }
-}
-
-int sp_streams_is_capturing(hipStream_t s)
-{
-    stream_ent *e = *find_stream(s);
-    return e && e->capturing;
-}
-
-void sp_streams_capture_end(hipStream_t s)
-{
-    stream_ent **pp = find_stream(s);
-    stream_ent *e = *pp;
-    if (!e || !e->capturing)
-        return;
-    e->capturing = 0;
-    R.n_capturing--;
-    if (e->foreign) {
-        *pp = e->next;
-        sp_mem_free(e);
-    }
-    sp_reg_broadcast();
-}
-
 /* ---- the thread --------------------------------------------------------- */
-
-#define SP_MAX_MARKERS 256
-
-typedef struct marker {
-    hipStream_t s;
-    int device;
-    hipEvent_t ev;
-} marker;
-
-/* Lock held. Waits while any stream captures (a marker there would be a
- * graph node, not a marker). Returns when markers may be recorded. */
-static void wait_for_captures(void)
-{
-    int reported = 0;
-    while (R.n_capturing > 0 && !R.stop) {
-        if (!reported) {
-            SP_COUNT(capture_deferrals);
-            sp_diag(SP_CAPTURE_DEFERRED, NULL,
-                    "%d stream(s) capturing: release markers wait for the capture to end",
-                    R.n_capturing);
-            reported = 1;
-        }
-        sp_reg_wait();
-    }
-}
-
-/* Lock held. Fills m with the streams to mark. */
-static int snapshot_markers(marker *m, int max)
-{
-    int n = 0;
-    uint64_t dev = R.devices ? R.devices : 1;
-    for (int d = 0; d < 64 && n < max; d++)
-        if (dev & (1ull << d))
-            m[n++] = (marker){0, d, NULL};
-    for (stream_ent *e = R.streams; e && n < max; e = e->next)
-        if ((e->flags & hipStreamNonBlocking) && !e->foreign)
-            m[n++] = (marker){e->s, e->device, NULL};
-    return n;
-}
-
-/* Lock not held: multi_device was read with it (more than device 0 in use). */
-static void record_markers(marker *m, int n, int multi_device)
-{
-    int cur = -1;
-    for (int i = 0; i < n; i++) {
-        if (multi_device) {
-            if (m[i].device != cur && sp_real.hipSetDevice)
-                sp_real.hipSetDevice(m[i].device);
-            cur = m[i].device;
-        }
-        hipError_t e = sp_real.hipEventCreateWithFlags(&m[i].ev, hipEventDisableTiming);
-        if (e != hipSuccess) {
-            m[i].ev = NULL;
-            sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventCreateWithFlags for a release marker: %d", (int)e);
-            continue;
-        }
-        e = sp_real.hipEventRecord(m[i].ev, m[i].s);
-        if (e != hipSuccess) {
-            sp_log(SP_LOG_DEBUG, "debug", "marker on stream %p: error %d", (void *)m[i].s, (int)e);
-            sp_real.hipEventDestroy(m[i].ev);
-            m[i].ev = NULL;
-        }
-    }
-}
-
-static void wait_marker(hipEvent_t ev)
-{
-    if (!ev)
-        return;
-    hipError_t e = sp_real.hipEventSynchronize(ev);
-    if (e != hipSuccess)
-        sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventSynchronize on a release marker returned %d", (int)e);
-    sp_real.hipEventDestroy(ev);
-}
 
 /* Lock held: decrement actions counted for r; returns 1 if any became ready. */
 static int settle_actions(const sp_range *r)
@@ -566,30 +395,59 @@ static void complete_release(sp_range *r)
     sp_reg_broadcast();
 }
 
-static void set_relaxed_mode(void)
+/* Lock held on entry and exit. Waits for the device work enqueued before
+ * now (a marker set); never records into a capturing stream. */
+static void wait_prior_work(void)
 {
-    if (sp_real.hipThreadExchangeStreamCaptureMode) {
-        hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
-        sp_real.hipThreadExchangeStreamCaptureMode(&mode);
+    for (;;) {
+        sp_marks *m = sp_marks_take();
+        if (!m) {
+            /* Out of memory: try again shortly, never release early. */
+            sp_reg_timedwait_ns(sp_now_ns() + 1000000ull);
+            continue;
+        }
+        sp_reg_unlock();
+        int rc = sp_marks_record(m);
+        if (rc == 0)
+            sp_marks_wait(m);
+        int saw_capture = sp_marks_saw_capture(m);
+        sp_marks_put(m);
+        sp_reg_lock();
+        if (rc == 0) {
+            if (saw_capture) {
+                SP_COUNT(capture_deferrals);
+                sp_diag(SP_CAPTURE_DEFERRED, NULL,
+                        "release during a stream capture: captured work never runs, so the "
+                        "release waits for the work enqueued before the capture began, not for "
+                        "the capture's end");
+            }
+            return;
+        }
+        sp_marks_wait_captures(&R.stop);
+        if (R.stop)
+            return;
     }
 }
 
 static void *reaper_main(void *arg)
 {
     (void)arg;
-    set_relaxed_mode();
+    sp_relaxed_enter();
     /* Releases are latency-bound: timed waits of this thread (the revive
      * grace, the runtime's own inside the real unregister) end on time
      * rather than up to the default 50 us late. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    marker m[SP_MAX_MARKERS];
-    hipEvent_t orphans[SP_MAX_ORPHANS];
     sp_reg_lock();
     for (;;) {
-        while (!R.q_head && !R.calls && !R.stop) {
+        while (!R.q_head && !R.calls && !sp_streams_has_work() && !R.stop) {
             R.idle = 1;
             sp_reg_wait();
             R.idle = 0;
+        }
+        if (sp_streams_has_work()) {
+            sp_reg_unlock();
+            sp_streams_service();
+            sp_reg_lock();
         }
         if (R.calls) {
             sp_action *calls = R.calls;
@@ -616,29 +474,8 @@ static void *reaper_main(void *arg)
             r->queued = 0;
             r->in_batch = 1;
         }
-        wait_for_captures();
         uint64_t mark_seq = R.submit_seq;
-        int n = snapshot_markers(m, SP_MAX_MARKERS);
-        int no = R.n_orphans;
-        memcpy(orphans, R.orphans, (size_t)no * sizeof(hipEvent_t));
-        R.n_orphans = 0;
-        int multi_device = (R.devices & ~1ull) != 0;
-        R.marking = 1;
-        sp_reg_unlock();
-
-        record_markers(m, n, multi_device);
-
-        sp_reg_lock();
-        R.marking = 0;
-        sp_reg_broadcast();
-        sp_reg_unlock();
-
-        for (int i = 0; i < n; i++)
-            wait_marker(m[i].ev);
-        for (int i = 0; i < no; i++)
-            wait_marker(orphans[i]);
-
-        sp_reg_lock();
+        wait_prior_work();
         SP_COUNT(marker_batches);
         sp_range *r = batch;
         while (r) {
@@ -675,6 +512,7 @@ size_t sp_reaper_drain(long timeout_ms)
 void sp_reaper_fork_child(void)
 {
     memset(&R, 0, sizeof(R));
+    sp_streams_fork_child();
 }
 
 void sp_reaper_shutdown(void)

@@ -22,6 +22,7 @@
 
 #include "backend.h"
 #include "registry.h"
+#include "streams.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,25 +69,15 @@ int sp_reaper_pending_overlaps(uintptr_t addr, size_t len);
  * LIVE ranges there are released first. Lock held. */
 void sp_reaper_wait_clear(uintptr_t addr, size_t len);
 
-/* Streams: what the markers must cover. Lock held. */
-void sp_streams_note_device(int device);
-int sp_streams_add(hipStream_t s, unsigned flags, int device);
-/* Before a stream is destroyed: 1 if the caller should record a tail marker
- * on it (a known non-blocking stream, releases pending). Lock held. */
-int sp_streams_needs_tail(hipStream_t s);
-/* Forget a stream about to be destroyed, after handing its tail marker (if
- * any) to sp_streams_orphan_marker in the same critical section: a marker
- * snapshot of the reaper then sees either the stream or its tail marker.
- * Waits while the reaper is recording markers. Lock held. */
-void sp_streams_remove(hipStream_t s);
-/* Hand a tail marker (an event recorded on a stream about to be destroyed)
- * to the reaper. Lock held. */
-void sp_streams_orphan_marker(hipEvent_t ev);
-/* Capture begin/end on a stream. Begin waits while markers are recorded. */
-void sp_streams_capture_begin(hipStream_t s);
-void sp_streams_capture_end(hipStream_t s);
-/* 1 if s is capturing (as far as the hooks saw). Lock held. */
-int sp_streams_is_capturing(hipStream_t s);
+/* Start the reaper if needed and make sure it looks for work (streams.c
+ * handed it a destroy). Lock held; call sp_reaper_kick after unlocking. */
+void sp_reaper_poke(void);
+
+/* Ordered unregister: wait, on the calling thread, until the device work
+ * enqueued before now has completed (queries first: microseconds when it
+ * has). Returns at once where a capture makes the runtime refuse a marker.
+ * Lock NOT held. Returns 1 if it waited for everything, 0 if it could not. */
+int sp_wait_prior_work(void);
 
 /* 1 if a range with this base was released recently (double-unregister
  * rather than unregister-unknown). Lock held. */

@@ -23,7 +23,7 @@ freed-while-registered warn  1 -                       registered
 hipfree-host-pointer   warn  1 -                       registered
 leak-at-exit           warn  1 -                       registered
 capture-deferred       info  0 -                       -
-release-timeout        warn  1 drain_timeout_ms=200    registered
+release-timeout        warn  1 drain_timeout_ms=200:unregister=async registered
 runtime-error          warn  1 -                       registered
 invalid-argument       warn  1 -                       at
 '

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <vector>
 #include <hip/hip_runtime_api.h>
 
 #include "backend.h"
@@ -125,6 +126,13 @@ void set_opt(long *field, long value)
     sp_reg_unlock();
 }
 
+void set_mode(int mode)
+{
+    sp_reg_lock();
+    sp_opt.unreg_mode = mode;
+    sp_reg_unlock();
+}
+
 class Core : public ::testing::Test {
 protected:
     void SetUp() override
@@ -142,7 +150,9 @@ protected:
         sp_real.free = wrap_free;
         sp_real.munmap = wrap_munmap;
         sp_reg_lock(); // the reaper reads options with the lock held
-        sp_opt.sync_unregister = 0;
+        // These tests watch the deferred release itself: unregister returns
+        // at once. The ordered default has tests of its own.
+        sp_opt.unreg_mode = SP_UNREG_ASYNC;
         sp_opt.revive = 1;
         sp_opt.log_level = SP_LOG_ERROR; // keep expected diagnostics quiet
         sp_reg_unlock();
@@ -152,18 +162,12 @@ protected:
         g_real_call_in_hostfn = 0;
         g_freed = g_unmapped = 0;
         g_unmap_count = 0;
-        ASSERT_EQ(hipStreamCreateWithFlags(&nb, hipStreamNonBlocking), hipSuccess);
-        sp_reg_lock();
-        sp_streams_add(nb, hipStreamNonBlocking, 0);
-        sp_reg_unlock();
+        ASSERT_EQ(sp_stream_create_with_flags(&nb, hipStreamNonBlocking), hipSuccess);
     }
     void TearDown() override
     {
         EXPECT_EQ(sp_reaper_drain(5000), 0u);
-        sp_reg_lock();
-        sp_streams_remove(nb);
-        sp_reg_unlock();
-        EXPECT_EQ(hipStreamDestroy(nb), hipSuccess);
+        EXPECT_EQ(sp_stream_destroy(nb), hipSuccess);
         sp_real = g_saved;
     }
     uint64_t code(sp_code c) { return __atomic_load_n(&sp_stat.code_count[c], __ATOMIC_RELAXED); }
@@ -202,12 +206,8 @@ TEST_F(Core, UnregisterDefersRealUnregisterUntilDeviceWorkIsDone)
 TEST_F(Core, ReleaseWaitsForEveryStream)
 {
     hipStream_t nb2, blocking;
-    ASSERT_EQ(hipStreamCreateWithFlags(&nb2, hipStreamNonBlocking), hipSuccess);
-    ASSERT_EQ(hipStreamCreate(&blocking), hipSuccess);
-    sp_reg_lock();
-    sp_streams_add(nb2, hipStreamNonBlocking, 0);
-    sp_streams_add(blocking, 0, 0);
-    sp_reg_unlock();
+    ASSERT_EQ(sp_stream_create_with_flags(&nb2, hipStreamNonBlocking), hipSuccess);
+    ASSERT_EQ(sp_stream_create(&blocking), hipSuccess);
     int *buf = static_cast<int *>(aligned_alloc(4096, 3 * N * sizeof(int)));
     ASSERT_EQ(sp_host_register(buf, 3 * N * sizeof(int), 0), hipSuccess);
     KArgs k1{buf, N, 1, 60}, k2{buf + N, N, 2, 120}, k3{buf + 2 * N, N, 3, 180};
@@ -222,12 +222,8 @@ TEST_F(Core, ReleaseWaitsForEveryStream)
     EXPECT_EQ(buf[0], 1);
     EXPECT_EQ(buf[N], 2);
     EXPECT_EQ(buf[2 * N], 3);
-    sp_reg_lock();
-    sp_streams_remove(nb2);
-    sp_streams_remove(blocking);
-    sp_reg_unlock();
-    EXPECT_EQ(hipStreamDestroy(nb2), hipSuccess);
-    EXPECT_EQ(hipStreamDestroy(blocking), hipSuccess);
+    EXPECT_EQ(sp_stream_destroy(nb2), hipSuccess);
+    EXPECT_EQ(sp_stream_destroy(blocking), hipSuccess);
     free(buf);
 }
 
@@ -388,7 +384,7 @@ TEST_F(Core, BadArgumentsGetDocumentedCodes)
 
 TEST_F(Core, SyncUnregisterWaitsForItsRelease)
 {
-    set_opt(&sp_opt.sync_unregister, 1);
+    set_mode(SP_UNREG_SYNC);
     int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
     ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
     KArgs k{buf, N, 3, 80};
@@ -463,7 +459,7 @@ TEST_F(Core, UnregisterFromAHostFunctionMakesNoRuntimeCall)
     ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
     g_cb_buf = buf;
     g_cb_result = -1;
-    set_opt(&sp_opt.sync_unregister, 1); // must not be honoured inside a host function
+    set_mode(SP_UNREG_SYNC); // must not be honoured inside a host function
     ASSERT_EQ(sp_stream_add_callback(nb, unregister_in_callback, nullptr, 0), hipSuccess);
     ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
     EXPECT_EQ(g_cb_result.load(), hipSuccess);
@@ -481,12 +477,18 @@ struct CaptureCtx {
 };
 } // namespace
 
-TEST_F(Core, CaptureDefersMarkersAndIsNeverInvalidated)
+// A capture on a stream whose earlier work still runs: the release waits
+// for that earlier work (the event recorded before the capture began), not
+// for the capture's end, and never touches the capture.
+TEST_F(Core, CaptureNeitherDelaysNorBreaksARelease)
 {
     hipStream_t cs;
-    ASSERT_EQ(sp_stream_create(&cs), hipSuccess); // a blocking stream: the null marker must wait
+    ASSERT_EQ(sp_stream_create_with_flags(&cs, hipStreamNonBlocking), hipSuccess);
     int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
     ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 5, 150};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess); // before the capture
     CaptureCtx ctx;
     ctx.s = cs;
     std::thread t([&] {
@@ -503,16 +505,352 @@ TEST_F(Core, CaptureDefersMarkersAndIsNeverInvalidated)
     ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
     uint64_t deferred = __atomic_load_n(&sp_stat.capture_deferrals, __ATOMIC_RELAXED);
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
-    ASSERT_TRUE(wait_for([&] { return __atomic_load_n(&sp_stat.capture_deferrals, __ATOMIC_RELAXED) > deferred; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_EQ(g_real_unregister.load(), 0); // still waiting for the capture
+    // The release completes while the capture is still open...
+    EXPECT_TRUE(wait_for([&] { return g_real_unregister.load() == 1; }));
+    EXPECT_EQ(ctx.phase.load(), 1);
+    // ...after the kernel enqueued before the capture, never before it.
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    EXPECT_EQ(buf[N - 1], 5);
+    EXPECT_GT(__atomic_load_n(&sp_stat.capture_deferrals, __ATOMIC_RELAXED), deferred);
+    ctx.phase = 2;
+    t.join();
+    EXPECT_EQ(ctx.end, hipSuccess); // never invalidated
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
+    free(buf);
+}
+
+// Issue 14.3: a capture call the runtime refuses (a second begin, an end
+// without a graph pointer) leaves the capture open; safepin keeps knowing
+// it, so no marker goes into the capturing stream and nothing is released
+// before the work enqueued ahead of the capture.
+TEST_F(Core, RefusedCaptureCallsKeepTheCaptureKnown)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        g_real_unregister = 0;
+        g_kernels_done = 0;
+        g_unregister_before_kernels = 0;
+        hipStream_t cs;
+        ASSERT_EQ(sp_stream_create_with_flags(&cs, hipStreamNonBlocking), hipSuccess);
+        int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+        ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+        KArgs k{buf, N, 6, 150};
+        g_kernels_expected = 1;
+        ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess);
+        ASSERT_EQ(sp_stream_begin_capture(cs, hipStreamCaptureModeRelaxed), hipSuccess);
+        if (variant == 0)
+            EXPECT_NE(sp_stream_begin_capture(cs, hipStreamCaptureModeRelaxed), hipSuccess);
+        else
+            EXPECT_NE(sp_stream_end_capture(cs, nullptr), hipSuccess);
+        sp_reg_lock();
+        EXPECT_TRUE(sp_streams_is_capturing(cs)) << "variant " << variant;
+        sp_reg_unlock();
+        ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+        ASSERT_EQ(sp_reaper_drain(5000), 0u);
+        EXPECT_EQ(g_real_unregister.load(), 1);
+        EXPECT_EQ(g_unregister_before_kernels.load(), 0) << "variant " << variant;
+        hipGraph_t g = nullptr;
+        EXPECT_EQ(sp_stream_end_capture(cs, &g), hipSuccess);
+        if (g) {
+            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+        }
+        sp_reg_lock();
+        EXPECT_FALSE(sp_streams_is_capturing(cs));
+        sp_reg_unlock();
+        ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
+        free(buf);
+    }
+}
+
+// Issue 14.9: a thread that captures (relaxed mode) registers memory over a
+// pending release, and unregisters with unregister=sync: neither waits on
+// its own capture.
+TEST_F(Core, OwnCaptureNeverMakesRegisterOrSyncUnregisterHang)
+{
+    hipStream_t cs;
+    ASSERT_EQ(sp_stream_create_with_flags(&cs, hipStreamNonBlocking), hipSuccess);
+    int *buf = static_cast<int *>(aligned_alloc(4096, 4 * N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    std::atomic<int> done{0};
+    std::thread t([&] {
+        hipStreamCaptureMode m = hipStreamCaptureModeRelaxed;
+        EXPECT_EQ(hipThreadExchangeStreamCaptureMode(&m), hipSuccess);
+        EXPECT_EQ(sp_stream_begin_capture(cs, hipStreamCaptureModeRelaxed), hipSuccess);
+        EXPECT_EQ(sp_host_unregister(buf), hipSuccess);
+        // Larger, over the pending release: gets its own registration.
+        EXPECT_EQ(sp_host_register(buf, 4 * N * sizeof(int), 0), hipSuccess);
+        set_mode(SP_UNREG_SYNC);
+        EXPECT_EQ(sp_host_unregister(buf), hipSuccess);
+        hipGraph_t g = nullptr;
+        EXPECT_EQ(sp_stream_end_capture(cs, &g), hipSuccess);
+        if (g) {
+            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+        }
+        EXPECT_EQ(hipThreadExchangeStreamCaptureMode(&m), hipSuccess);
+        done = 1;
+    });
+    bool finished = wait_for([&] { return done.load() == 1; }, 10000);
+    EXPECT_TRUE(finished) << "a register or a sync unregister waited on its own capture";
+    if (!finished)
+        t.detach(); // the hang is the failure; do not hang the suite too
+    else
+        t.join();
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_FALSE(runtime_has(buf));
+    ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
+    free(buf);
+}
+
+// ---- unregister=ordered (issue 8) -----------------------------------------
+
+std::atomic<int> g_events_created{0};
+hipError_t wrap_event_create(hipEvent_t *e, unsigned f)
+{
+    g_events_created++;
+    return g_saved.hipEventCreateWithFlags(e, f);
+}
+
+// Ordered: returns only once the work enqueued before it is done, on a
+// non-blocking stream and on the null stream.
+TEST_F(Core, OrderedUnregisterReturnsWhenPriorWorkIsDone)
+{
+    set_mode(SP_UNREG_ORDERED);
+    int *buf = static_cast<int *>(aligned_alloc(4096, 2 * N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, 2 * N * sizeof(int), 0), hipSuccess);
+    KArgs k1{buf, N, 3, 120}, k2{buf + N, N, 4, 80};
+    g_kernels_expected = 2;
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k1), hipSuccess);
+    ASSERT_EQ(simhipLaunchKernel(nullptr, kernel_fill, &k2), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    EXPECT_EQ(g_kernels_done.load(), 2);
+    EXPECT_EQ(buf[N - 1], 3);
+    EXPECT_EQ(buf[2 * N - 1], 4);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    free(buf);
+}
+
+// Ordered, prior work already done: queries only, no marker event created
+// on the calling thread (the fast path).
+TEST_F(Core, OrderedUnregisterFastPathMakesNoMarker)
+{
+    set_mode(SP_UNREG_ORDERED);
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 8, 10};
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
+    ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    sp_reg_lock();
+    sp_real.hipEventCreateWithFlags = wrap_event_create;
+    sp_reg_unlock();
+    g_events_created = 0;
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    sp_reg_lock();
+    sp_real.hipEventCreateWithFlags = g_saved.hipEventCreateWithFlags;
+    sp_reg_unlock();
+    // Every stream was idle: queries answered, so no marker event was
+    // created, neither by the caller nor by the reaper.
+    EXPECT_EQ(g_events_created.load(), 0);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    free(buf);
+}
+
+// Ordered, while another thread keeps enqueuing and completing work: the
+// waiter returns when its own prior work is done, and does not chase the
+// new work (the other stream is still busy when it returns).
+TEST_F(Core, OrderedUnregisterDoesNotChaseNewWork)
+{
+    set_mode(SP_UNREG_ORDERED);
+    hipStream_t busy;
+    ASSERT_EQ(sp_stream_create_with_flags(&busy, hipStreamNonBlocking), hipSuccess);
+    static int scratch[4096];
+    ASSERT_EQ(sp_host_register(scratch, sizeof(scratch), 0), hipSuccess);
+    std::atomic<int> stop{0};
+    std::thread feeder([&] {
+        static KArgs kk{scratch, 16, 1, 20};
+        while (!stop.load()) {
+            // Always at least two kernels queued: the stream never idles.
+            EXPECT_EQ(simhipLaunchKernel(busy, kernel_fill, &kk), hipSuccess);
+            EXPECT_EQ(simhipLaunchKernel(busy, kernel_fill, &kk), hipSuccess);
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        }
+    });
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 2, 60};
+    ASSERT_EQ(simhipLaunchKernel(nb, kernel_fill, &k), hipSuccess);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    EXPECT_EQ(buf[N - 1], 2);
+    EXPECT_EQ(hipStreamQuery(busy), hipErrorNotReady); // it did not wait for everything
+    stop = 1;
+    feeder.join();
+    ASSERT_EQ(hipStreamSynchronize(busy), hipSuccess);
+    EXPECT_EQ(sp_host_unregister(scratch), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    ASSERT_EQ(sp_stream_destroy(busy), hipSuccess);
+    free(buf);
+}
+
+// Ordered from a host function: returns at once (waiting could wait for the
+// host function itself), no runtime call there, the release completes later.
+TEST_F(Core, OrderedUnregisterFromAHostFunctionReturnsAtOnce)
+{
+    set_mode(SP_UNREG_ORDERED);
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    g_cb_buf = buf;
+    g_cb_result = -1;
+    ASSERT_EQ(sp_stream_add_callback(nb, unregister_in_callback, nullptr, 0), hipSuccess);
+    ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
+    EXPECT_EQ(g_cb_result.load(), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_real_call_in_hostfn.load(), 0);
+    free(buf);
+}
+
+// Ordered while another thread captures in global mode: the caller waits
+// for the work enqueued before the capture began, never for the capture's
+// end, and the capture is not invalidated.
+TEST_F(Core, OrderedUnregisterDuringACaptureNeverWaitsForIt)
+{
+    set_mode(SP_UNREG_ORDERED);
+    hipStream_t cs;
+    ASSERT_EQ(sp_stream_create_with_flags(&cs, hipStreamNonBlocking), hipSuccess);
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 9, 100};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess);
+    CaptureCtx ctx;
+    ctx.s = cs;
+    std::thread t([&] {
+        EXPECT_EQ(sp_stream_begin_capture(ctx.s, hipStreamCaptureModeGlobal), hipSuccess);
+        ctx.phase = 1;
+        while (ctx.phase.load() != 2)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        hipGraph_t g = nullptr;
+        ctx.end = sp_stream_end_capture(ctx.s, &g);
+        if (g) {
+            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+        }
+    });
+    ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess); // returns with the capture still open
+    EXPECT_EQ(buf[N - 1], 9);
+    EXPECT_EQ(ctx.phase.load(), 1);
     ctx.phase = 2;
     t.join();
     EXPECT_EQ(ctx.end, hipSuccess);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
-    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
     ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
     free(buf);
+}
+
+// Issue 14.1: destroyed non-blocking streams keep their queued work
+// covered, however many, destroyed with no release pending, and destroyed
+// from a host function.
+void destroy_in_callback(hipStream_t, hipError_t, void *ud)
+{
+    EXPECT_EQ(sp_stream_destroy(static_cast<hipStream_t>(ud)), hipSuccess);
+}
+
+TEST_F(Core, DestroyedStreamsWorkStaysCovered)
+{
+    const int S = 80; // more than the old fixed table of 64
+    int *buf = static_cast<int *>(aligned_alloc(4096, S * 64 * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, S * 64 * sizeof(int), 0), hipSuccess);
+    std::vector<KArgs> ks(S);
+    g_kernels_expected = S;
+    for (int i = 0; i < S; i++) {
+        hipStream_t s;
+        ASSERT_EQ(sp_stream_create_with_flags(&s, hipStreamNonBlocking), hipSuccess);
+        ks[i] = KArgs{buf + i * 64, 64, i + 1, 100};
+        ASSERT_EQ(simhipLaunchKernel(s, kernel_fill, &ks[i]), hipSuccess);
+        if (i % 2) // half of them destroyed from a host function on nb
+            ASSERT_EQ(sp_stream_add_callback(nb, destroy_in_callback, s, 0), hipSuccess);
+        else
+            ASSERT_EQ(sp_stream_destroy(s), hipSuccess);
+    }
+    ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess); // no release was pending at any destroy
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_unregister_before_kernels.load(), 0);
+    for (int i = 0; i < S; i++)
+        EXPECT_EQ(buf[i * 64 + 63], i + 1);
+    EXPECT_EQ(g_real_call_in_hostfn.load(), 0);
+    free(buf);
+}
+
+// Options: every key rejects out-of-range and malformed values (reported,
+// ignored: the default stays), and unregister's spellings.
+TEST(Options, OutOfRangeAndMalformedValuesKeepTheDefault)
+{
+    struct Case {
+        const char *spec;
+        std::function<bool()> kept;
+    } cases[] = {
+        {"strict=2", [] { return sp_opt.strict == 0; }},
+        {"strict=x", [] { return sp_opt.strict == 0; }},
+        {"exitcode=256", [] { return sp_opt.exitcode == 23; }},
+        {"exitcode=0", [] { return sp_opt.exitcode == 23; }},
+        {"backtrace=-5", [] { return sp_opt.backtrace == 8; }},
+        {"backtrace=65", [] { return sp_opt.backtrace == 8; }},
+        {"revive=3", [] { return sp_opt.revive == 1; }},
+        {"revive_grace_us=-1", [] { return sp_opt.revive_grace_us == 2000; }},
+        {"revive_grace_bytes=-1", [] { return sp_opt.revive_grace_bytes == 1048576; }},
+        {"drain_timeout_ms=-1", [] { return sp_opt.drain_timeout_ms == 10000; }},
+        {"drain_timeout_ms=99999999999999999999", [] { return sp_opt.drain_timeout_ms == 10000; }},
+        {"symbolize=2", [] { return sp_opt.symbolize == 1; }},
+        {"max_repeats=-1", [] { return sp_opt.max_repeats == 20; }},
+        {"summary=7", [] { return sp_opt.summary == 1; }},
+        {"history=-1", [] { return sp_opt.history == 256; }},
+        {"sync_unregister=2", [] { return sp_opt.sync_unregister == 0 && sp_opt.unreg_mode == SP_UNREG_ORDERED; }},
+        {"unregister=later", [] { return sp_opt.unreg_mode == SP_UNREG_ORDERED; }},
+        {"log=loud", [] { return sp_opt.log_level == SP_LOG_WARN; }},
+    };
+    for (auto &c : cases) {
+        sp_reg_lock();
+        int problems = sp_options_parse(c.spec);
+        bool kept = c.kept();
+        sp_reg_unlock();
+        EXPECT_EQ(problems, 1) << c.spec;
+        EXPECT_TRUE(kept) << c.spec;
+    }
+    struct Good {
+        const char *spec;
+        int mode;
+    } goods[] = {
+        {"unregister=async", SP_UNREG_ASYNC},
+        {"unregister=sync", SP_UNREG_SYNC},
+        {"unregister=ordered", SP_UNREG_ORDERED},
+        {"sync_unregister=1", SP_UNREG_SYNC},
+        {"sync_unregister=1:unregister=async", SP_UNREG_ASYNC},
+        {"", SP_UNREG_ORDERED},
+    };
+    for (auto &g : goods) {
+        sp_reg_lock();
+        int problems = sp_options_parse(g.spec);
+        int mode = sp_opt.unreg_mode;
+        sp_reg_unlock();
+        EXPECT_EQ(problems, 0) << g.spec;
+        EXPECT_EQ(mode, g.mode) << g.spec;
+    }
+    sp_reg_lock();
+    EXPECT_EQ(sp_options_parse("exitcode=255:backtrace=64:strict=1"), 0);
+    EXPECT_EQ(sp_opt.exitcode, 255);
+    EXPECT_EQ(sp_opt.backtrace, 64);
+    EXPECT_EQ(sp_opt.strict, 1);
+    sp_options_parse(getenv("SAFEPIN_OPTIONS"));
+    sp_opt.log_level = SP_LOG_ERROR;
+    sp_reg_unlock();
 }
 
 TEST_F(Core, ForkedChildStartsEmptyAndWorks)

@@ -1,0 +1,84 @@
+/*
+ * streams.h - which device work a release must wait for, and the markers
+ * that cover it.
+ *
+ * "Work enqueued before now" is covered by a marker set (sp_marks):
+ *   - one marker on the null stream of every device the process can use
+ *     (it covers every blocking stream, per-thread default streams included);
+ *   - one marker on each live non-blocking stream;
+ *   - for a stream that is capturing, the event recorded on it just before
+ *     its capture began (captured work does not execute; what was enqueued
+ *     before the capture does), so a release never waits for a capture to
+ *     end and never records into a capturing stream (G6);
+ *   - the tail marker of every destroyed stream whose work may still run.
+ * Each stream is queried first: an idle one needs no marker, so a set over
+ * finished work costs a few queries. Every runtime call made here runs in
+ * relaxed capture mode, never inside a host function of the program.
+ *
+ * State is guarded by the registry lock (sp_reg_lock). Functions say whether
+ * they are called with it held. Dependencies: registry/, backend.h, diag.h.
+ */
+#ifndef SAFEPIN_STREAMS_H
+#define SAFEPIN_STREAMS_H
+
+#include <hip/hip_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sp_marks sp_marks;
+
+/* Snapshot what must be covered now. Lock held (released while a capture
+ * begin or a stream destroy is half done). NULL if out of memory. */
+sp_marks *sp_marks_take(void);
+/* Query, then record markers on the streams still busy. Lock NOT held.
+ * Returns 0, or -1 if a marker could not be recorded because the runtime
+ * refused it during a capture (the set is then incomplete: wait for the
+ * captures to end with sp_marks_wait_captures and take a new set). */
+int sp_marks_record(sp_marks *m);
+/* 1 if every marker of the set has completed (queries only). Lock NOT held. */
+int sp_marks_done(sp_marks *m);
+/* Wait for every marker of the set. Lock NOT held. */
+void sp_marks_wait(sp_marks *m);
+/* Destroy the set (its own events; shared ones are released). Lock NOT held. */
+void sp_marks_put(sp_marks *m);
+/* 1 if the set skipped captured work of a capturing stream. */
+int sp_marks_saw_capture(const sp_marks *m);
+/* Lock held: wait until no stream captures (fallback of sp_marks_record). */
+void sp_marks_wait_captures(int *stop);
+
+/* Streams created through the hooks. Lock held. */
+int sp_streams_add(hipStream_t s, unsigned flags, int device);
+/* The number of devices markers cover (hipGetDeviceCount, once). */
+void sp_streams_init_devices(void);
+/* hipStreamDestroy: keeps the stream's queued work covered (a tail marker,
+ * or its pre-capture event), then forgets it. Lock NOT held. Returns 1 if
+ * the real destroy was handed to the reaper (called from a host function:
+ * no runtime call is made here), 0 if the caller makes it now. */
+int sp_streams_destroy(hipStream_t s);
+/* Capture begin: records the pre-capture event and makes the real call.
+ * Capture end: makes the real call. Both then track what the runtime says
+ * (hipStreamIsCapturing), not what was asked. Lock NOT held. */
+hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode);
+hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph);
+/* 1 if s is capturing (as far as the runtime said). Lock held. */
+int sp_streams_is_capturing(hipStream_t s);
+/* 1 if this thread began a capture that is still open. Lock held. */
+int sp_streams_thread_captures(void);
+/* Reaper side: 1 if streams have work for it (destroys handed over from
+ * host functions, events to destroy). Lock held. sp_streams_service does
+ * that work. Lock NOT held. */
+int sp_streams_has_work(void);
+void sp_streams_service(void);
+/* Fork child: forget every stream and event. */
+void sp_streams_fork_child(void);
+
+/* Relaxed capture mode around runtime calls made for safepin itself. */
+hipStreamCaptureMode sp_relaxed_enter(void);
+void sp_relaxed_leave(hipStreamCaptureMode old);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
