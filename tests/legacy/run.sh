@@ -46,9 +46,25 @@ interior_unregister   legacy:memobj,current:memobj                 unregister-in
 hipfree_host_ptr      legacy:memobj,current:memobj                 hipfree-host-pointer
 leak_at_exit          legacy:silent-leak,current:silent-leak       leak-at-exit
 bad_args              legacy:clean,current:clean                   -
+unreg_visibility      legacy:fault,current:clean                   -
+stream_destroyed      legacy:fault,current:clean                   -
+second_device         legacy:fault,current:clean                   -
+pending_copy          legacy:clean,current:clean                   -
+runtime_answers       legacy:clean,current:clean                   invalid-argument,!hipfree-host-pointer,!runtime-error
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
+# (pending_copy and runtime_answers, clean bare too, check that the
+# runtime's answers pass through unchanged. A diagnostics entry "!code"
+# must NOT be printed.)
+#
+# Under safepin with options: program, personality, SAFEPIN_OPTIONS, and the
+# evidence that the option does what it says (unregister=async leaves
+# visibility to the program: a program that reads without synchronizing
+# reads stale bytes).
+OPTRUNS='
+unreg_visibility      current   unregister=async                     stale
+'
 # Run LEGACY_REPEAT times in a row under safepin (one TAP line per loop).
 REPEAT='churn_two_threads attr_race'
 #
@@ -74,6 +90,8 @@ REPEAT='churn_two_threads attr_race'
 #               (1); exit 1 then
 #   silent-leak the program exits 0 with "OK" and nobody reports the leaked
 #               registration (no "leak" anywhere in the output)
+#   stale       the program read bytes the device had not written yet
+#               ("corrupted data ... (stale)"), exit 1, no fault
 #   clean       exit 0, "OK", no fault, abort or deadlock line
 # ---------------------------------------------------------------------------
 
@@ -167,6 +185,8 @@ why_not_evidence() {
         [ "$RC" -eq 1 ] &&
             has "$log" 'hip(HostRegister|HostUnregister|HostGetDevicePointer)\(.*\) failed: .*\((713|1)\)' &&
             return ;;
+    stale)
+        [ "$RC" -eq 1 ] && has "$log" 'corrupted data.*\(stale\)' && ! has "$log" "$FAULT_RE" && return ;;
     silent-leak)
         [ "$RC" -eq 0 ] && grep -qx 'OK' "$log" && ! grep -qi 'leak' "$log" && return ;;
     clean)
@@ -223,11 +243,31 @@ why_safepin() {
     fi
     if [ "$diags" != "-" ]; then
         for code in ${diags//,/ }; do
-            if ! has "$log" "^==[0-9]+==safepin: .*$code"; then
+            if [ "${code#!}" != "$code" ]; then
+                if has "$log" "^==[0-9]+==safepin: .*${code#!}"; then
+                    echo "unexpected '${code#!}' diagnostic"; return
+                fi
+            elif ! has "$log" "^==[0-9]+==safepin: .*$code"; then
                 echo "no '==PID==safepin: ... $code' diagnostic"; return
             fi
         done
     fi
+}
+
+# (c) Under safepin with options (OPTRUNS).
+options_half() {
+    local prog pers opts kind log why
+    while read -r prog pers opts kind; do
+        [ -z "$prog" ] && continue
+        want "$prog" || continue
+        local name="$prog [${TAG}safepin $opts, $pers: $kind]"
+        if skipped "$prog"; then skip "$name"; continue; fi
+        if safepin_missing; then fail "$name" "missing $SAFEPIN_LIB"; continue; fi
+        log=$LOGDIR/$prog.options.$pers.log
+        SAFEPIN_OPTIONS=$opts run "$log" "$pers" "$PRELOAD" "$prog"
+        why=$(why_not_evidence "$kind" "$log")
+        if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why (see $log)"; fi
+    done <<<"$OPTRUNS"
 }
 
 # (b) With safepin: every program completes correctly, both personalities.
@@ -276,6 +316,7 @@ repeat_half() {
 
 part native && native_half
 part safepin && safepin_half
+part safepin && options_half
 part repeat && repeat_half
 echo "1..$NTESTS"
 echo "# legacy${LEGACY_TAG:+ ($LEGACY_TAG)}: $((NTESTS - NFAIL)) passed, $NFAIL failed"
