@@ -55,7 +55,7 @@ UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
 BENCH_SRC  := $(wildcard bench/*.c)
-BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
 
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
@@ -118,6 +118,10 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 $(B)/bench/%: bench/%.c bench/bench.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O2 -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
+
+$(B)/bench/libfloor.so: bench/floor/floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared $< -o $@ -ldl
 
 # What the sanitizer suites run: the library, simhip, unit tests, legacy programs.
 san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN)

@@ -14,6 +14,9 @@
  * costs: safepin starts its reaper thread there). `samples=K` (3) samples;
  * the figure is their median, in microseconds.
  *
+ * kernel_us=0: no kernel at all, the device is idle (the prior work, the
+ * copy, is done): the cost of the call itself.
+ *
  *   BENCH call_us=<median> min_us=<min> max_us=<max> samples=<K>
  */
 #include "bench.h"
@@ -47,11 +50,13 @@ int main(int argc, char **argv)
         CHECK(hipStreamSynchronize(0));
 
         static struct timed_kernel k;
-        k = (struct timed_kernel){ .dev = NULL, .us = (unsigned)kernel_us };
-        CHECK(simhipLaunchKernel(busy, timed_kernel_fn, &k));
-        while (!k.started)
-            sleep_us(100);
-        sleep_us(1000); /* well inside the kernel */
+        if (kernel_us > 0) {
+            k = (struct timed_kernel){ .dev = NULL, .us = (unsigned)kernel_us };
+            CHECK(simhipLaunchKernel(busy, timed_kernel_fn, &k));
+            while (!k.started)
+                sleep_us(100);
+            sleep_us(1000); /* well inside the kernel */
+        }
 
         uint64_t t0 = now_ns();
         hipError_t e = hipHostUnregister(buf);
