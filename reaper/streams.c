@@ -96,7 +96,8 @@ static void unref(shared_ev *e)
 {
     if (e && --e->refs == 0) {
         e->next = S.dead;
-        S.dead = e;
+        /* atomic: flush_dead peeks at it without the lock */
+        __atomic_store_n(&S.dead, e, __ATOMIC_RELAXED);
     }
 }
 
@@ -107,7 +108,7 @@ static void flush_dead(void)
         return;
     sp_reg_lock();
     shared_ev *d = S.dead;
-    S.dead = NULL;
+    __atomic_store_n(&S.dead, NULL, __ATOMIC_RELAXED);
     sp_reg_unlock();
     while (d) {
         shared_ev *next = d->next;
