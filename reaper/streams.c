@@ -16,8 +16,8 @@ extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 typedef struct shared_ev {
     hipEvent_t ev;
     int refs;
-    unsigned orphan : 1;   /* on S.orphans (holds one ref) */
-    unsigned done : 1;     /* known complete */
+    int orphan;            /* on S.orphans (holds one ref); lock held */
+    int done;              /* known complete; atomic (set without the lock) */
     struct shared_ev *next;
 } shared_ev;
 
@@ -222,12 +222,12 @@ static void prune_orphans(void)
     hipStreamCaptureMode old = sp_relaxed_enter();
     for (i = 0; i < n; i++)
         if (sp_real.hipEventQuery && sp_real.hipEventQuery(v[i]->ev) == hipSuccess)
-            v[i]->done = 1;
+            __atomic_store_n(&v[i]->done, 1, __ATOMIC_RELAXED);
     sp_relaxed_leave(old);
     sp_reg_lock();
     for (shared_ev **pp = &S.orphans; *pp;) {
         shared_ev *o = *pp;
-        if (o->done) {
+        if (__atomic_load_n(&o->done, __ATOMIC_RELAXED)) {
             *pp = o->next;
             o->orphan = 0;
             S.n_orphans--;
@@ -533,11 +533,11 @@ int sp_marks_done(sp_marks *m)
     for (int i = 0; i < m->n && done; i++) {
         mark *k = &m->m[i];
         hipEvent_t ev = mark_event(k);
-        if (!ev || (k->kind == MK_SHARED && k->sh->done))
+        if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
         if (sp_real.hipEventQuery(ev) == hipSuccess) {
             if (k->kind == MK_SHARED)
-                k->sh->done = 1;
+                __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
         } else {
             done = 0;
         }
@@ -552,14 +552,14 @@ void sp_marks_wait(sp_marks *m)
     for (int i = 0; i < m->n; i++) {
         mark *k = &m->m[i];
         hipEvent_t ev = mark_event(k);
-        if (!ev || (k->kind == MK_SHARED && k->sh->done))
+        if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
         hipError_t e = sp_real.hipEventSynchronize(ev);
         if (e != hipSuccess)
             sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventSynchronize on a release marker returned %d",
                     (int)e);
         else if (k->kind == MK_SHARED)
-            k->sh->done = 1;
+            __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
     }
     sp_relaxed_leave(old);
 }
@@ -578,7 +578,7 @@ void sp_marks_put(sp_marks *m)
         shared_ev *sh = m->m[i].sh;
         if (!sh)
             continue;
-        if (sh->done && sh->orphan) {
+        if (__atomic_load_n(&sh->done, __ATOMIC_RELAXED) && sh->orphan) {
             /* A completed tail marker covers nothing any more. */
             for (shared_ev **pp = &S.orphans; *pp; pp = &(*pp)->next)
                 if (*pp == sh) {

@@ -51,6 +51,8 @@ stream_destroyed      legacy:fault,current:clean                   -
 second_device         legacy:fault,current:clean                   -
 pending_copy          legacy:clean,current:clean                   -
 runtime_answers       legacy:clean,current:clean                   invalid-argument,!hipfree-host-pointer,!runtime-error
+capture_refused_calls legacy:fault,current:clean                   -
+own_capture_register  legacy:clean,current:clean                   -
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
