@@ -4,6 +4,8 @@
 #   make test       install deps, build, run every suite (plain + ASan/UBSan/TSan)
 #   make demo       a legacy program on simhip, without and with safepin
 #   make bench      the benchmark table (build/bench.json)
+#   make install    DESTDIR=... PREFIX=/usr/local (LIBDIR, SIMDIR, MANDIR: see below)
+#   make deb        build/safepin_<version>_<arch>.deb (scripts/make-deb)
 #
 # SAN=asan|ubsan|tsan builds a sanitizer variant into build/<san>/.
 
@@ -14,6 +16,9 @@ else
 B := build/$(SAN)
 endif
 
+# The one place the version is written (launcher, library, report, package).
+VERSION := $(shell cat VERSION)
+
 CC  ?= gcc
 CXX ?= g++
 SANFLAGS_asan  := -fsanitize=address -fno-omit-frame-pointer
@@ -21,7 +26,7 @@ SANFLAGS_ubsan := -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit
 SANFLAGS_tsan  := -fsanitize=thread
 SANFLAGS := $(SANFLAGS_$(SAN))
 
-HIPDEFS  := -D__HIP_PLATFORM_AMD__ -I/usr/include
+HIPDEFS  := -D__HIP_PLATFORM_AMD__ -I/usr/include -DSAFEPIN_VERSION='"$(VERSION)"'
 WARN     := -Wall -Wextra -Werror
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
 CXXFLAGS := -std=c++17 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
@@ -60,7 +65,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
-.PHONY: all deps test demo bench install clean san-builds san-all
+.PHONY: all deps test demo bench install deb clean san-builds san-all
 all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
 
 deps:
@@ -73,6 +78,9 @@ $(B)/obj/%.o: %.c
 $(SHIM_OBJ): interpose/shims.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+# The objects that print the version.
+$(B)/obj/interpose/init.o $(B)/obj/reaper/diag.o: VERSION
 
 $(CORE_A): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -144,12 +152,33 @@ bench: deps
 	$(MAKE) -j2 all
 	@scripts/bench
 
+# Installed layout. The launcher finds the library and simhip relative to
+# itself (LIBDIR and SIMDIR under PREFIX), so DESTDIR trees and package roots
+# work where they are unpacked.
 PREFIX ?= /usr/local
-install: $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libsafepin.so
-	install -m 0755 scripts/safepin $(DESTDIR)$(PREFIX)/bin/safepin
-	install -m 0644 scripts/safepin.1 $(DESTDIR)$(PREFIX)/share/man/man1/safepin.1
+LIBDIR ?= $(PREFIX)/lib
+SIMDIR ?= $(PREFIX)/lib/safepin/simhip
+MANDIR ?= $(PREFIX)/share/man
+under_prefix = $(patsubst $(PREFIX)/%,%,$(1))
+SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
+	  -e 's|@SIMDIR@|$(call under_prefix,$(SIMDIR))|g'
+install: $(LIB) $(SIM_LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SIMDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libsafepin.so
+	install -m 0644 $(SIM_LIB) $(DESTDIR)$(SIMDIR)/libamdhip64.so.5
+	$(SUBST) scripts/safepin >$(DESTDIR)$(PREFIX)/bin/safepin
+	chmod 0755 $(DESTDIR)$(PREFIX)/bin/safepin
+	install -m 0755 scripts/safepin-smoke $(DESTDIR)$(PREFIX)/bin/safepin-smoke
+	$(SUBST) scripts/safepin.1 >$(DESTDIR)$(MANDIR)/man1/safepin.1
+	$(SUBST) scripts/safepin-smoke.1 >$(DESTDIR)$(MANDIR)/man1/safepin-smoke.1
+	chmod 0644 $(DESTDIR)$(MANDIR)/man1/safepin.1 $(DESTDIR)$(MANDIR)/man1/safepin-smoke.1
+
+# The Debian package, built with dpkg-deb from a tree staged by `make install`,
+# then checked by lintian (which must report no error).
+deb: deps
+	$(MAKE) -j2 $(LIB) $(SIM_LIB)
+	@deb=$$(scripts/make-deb build) && echo "lintian $$deb:" && lintian --fail-on error "$$deb" \
+	  && echo "make deb: $$deb"
 
 clean:
 	rm -rf build

@@ -36,7 +36,8 @@ static void do_init(void)
     if (sp_opt.history > 0)
         sp_postmortem_install();
     if (sp_opt.log_level >= SP_LOG_DEBUG) {
-        sp_log(SP_LOG_DEBUG, "debug", "safepin active in pid %d; effective options:", (int)getpid());
+        sp_log(SP_LOG_DEBUG, "debug", "safepin %s active in pid %d; effective options:",
+               SAFEPIN_VERSION, (int)getpid());
         sp_options_print();
     }
 }

@@ -457,7 +457,8 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         sp_log(SP_LOG_WARN, "report", "cannot write report '%s': %s", path, strerror(errno));
         return;
     }
-    fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"schema\": 1,\n  \"pid\": %d,\n", (int)getpid());
+    fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
+            SAFEPIN_VERSION, (int)getpid());
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
     fprintf(f, "  \"counters\": {\n");
