@@ -3,6 +3,12 @@
  * segmentation fault, print the recent registration history (and that of the
  * ranges holding the faulting address) before it dies. Handlers already
  * installed are chained: after printing, the previous disposition runs.
+ *
+ * One thread prints the post-mortem; a fault in another thread meanwhile
+ * (two streams faulting at once) waits for it to end before chaining, so the
+ * report is never cut. Its frames are symbolized in one batch with a
+ * deadline (PM_SYMBOLIZE_MS), module+offset after that: a dying program is
+ * never held up for long.
  */
 #include "internal.h"
 
@@ -10,12 +16,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#define PM_SYMBOLIZE_MS 5000
 
 static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
 #define NSIGS (sizeof(sigs) / sizeof(sigs[0]))
 static struct sigaction old_act[NSIGS];
-static volatile sig_atomic_t in_postmortem;
+static pid_t pm_owner; /* thread printing the post-mortem (atomic) */
+static int pm_done;    /* it has been printed (atomic) */
 /* simhip (and runtimes that offer it) says which address the GPU faulted on. */
 static uintptr_t (*fault_address_fn)(void);
 
@@ -27,38 +38,58 @@ static int sig_index(int sig)
     return -1;
 }
 
-static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+static void say(const char *s) { sp_log_write(s, strlen(s)); }
+
+static void postmortem(int sig, siginfo_t *info)
+{
+    uintptr_t addr = 0;
+    const char *what = sig == SIGABRT ? "abort" : sig == SIGSEGV ? "segmentation fault"
+                     : sig == SIGBUS ? "bus error" : "fatal signal";
+    if (fault_address_fn)
+        addr = fault_address_fn();
+    if (!addr && (sig == SIGSEGV || sig == SIGBUS) && info)
+        addr = (uintptr_t)info->si_addr;
+    uint64_t deadline = sp_now_ns() + PM_SYMBOLIZE_MS * 1000000ull;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "==%d==safepin: post-mortem: %s (signal %d)%s", (int)getpid(),
+             what, sig, addr ? "" : "\n");
+    say(buf);
+    if (addr) {
+        snprintf(buf, sizeof(buf), " at address 0x%lx\n", (unsigned long)addr);
+        say(buf);
+    }
+    snprintf(buf, sizeof(buf), "==%d==safepin: recent registration history (oldest first):\n",
+             (int)getpid());
+    say(buf);
+    sp_history_dump(0, deadline);
+    if (addr) {
+        snprintf(buf, sizeof(buf), "==%d==safepin: history of the ranges that held 0x%lx:\n",
+                 (int)getpid(), (unsigned long)addr);
+        say(buf);
+        sp_history_dump(addr, deadline);
+    }
+    snprintf(buf, sizeof(buf), "==%d==safepin: end of post-mortem\n", (int)getpid());
+    say(buf);
+}
 
 static void handler(int sig, siginfo_t *info, void *uctx)
 {
     int i = sig_index(sig);
-    if (!in_postmortem) {
-        in_postmortem = 1;
-        uintptr_t addr = 0;
-        const char *what = sig == SIGABRT ? "abort" : sig == SIGSEGV ? "segmentation fault"
-                         : sig == SIGBUS ? "bus error" : "fatal signal";
-        if (fault_address_fn)
-            addr = fault_address_fn();
-        if (!addr && (sig == SIGSEGV || sig == SIGBUS) && info)
-            addr = (uintptr_t)info->si_addr;
-        char buf[256];
-        snprintf(buf, sizeof(buf), "==%d==safepin: post-mortem: %s (signal %d)%s", (int)getpid(),
-                 what, sig, addr ? "" : "\n");
-        say(buf);
-        if (addr) {
-            snprintf(buf, sizeof(buf), " at address 0x%lx\n", (unsigned long)addr);
-            say(buf);
+    pid_t me = (pid_t)syscall(SYS_gettid);
+    for (;;) {
+        pid_t owner = 0;
+        if (__atomic_load_n(&pm_done, __ATOMIC_ACQUIRE))
+            break;
+        if (__atomic_compare_exchange_n(&pm_owner, &owner, me, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            postmortem(sig, info);
+            __atomic_store_n(&pm_done, 1, __ATOMIC_RELEASE);
+            break;
         }
-        snprintf(buf, sizeof(buf), "==%d==safepin: recent registration history (oldest first):\n",
-                 (int)getpid());
-        say(buf);
-        sp_history_dump(0);
-        if (addr) {
-            snprintf(buf, sizeof(buf), "==%d==safepin: history of the ranges that held 0x%lx:\n",
-                     (int)getpid(), (unsigned long)addr);
-            say(buf);
-            sp_history_dump(addr);
-        }
+        if (owner == me)
+            break; /* a fault inside the post-mortem itself */
+        struct timespec ts = {0, 1000000}; /* another thread is printing: let it end */
+        nanosleep(&ts, NULL);
     }
     /* Chain to what was there before. */
     if (i >= 0) {

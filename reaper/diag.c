@@ -10,19 +10,37 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 sp_stats sp_stat;
 
-static int log_fd = 2;
 static uintptr_t self_lo, self_hi; /* safepin's own loaded segments */
+static pid_t diag_pid;             /* the process this state belongs to */
+static int forked_child;           /* this process was forked from one that ran safepin */
+
+/* The log. Without log_path it is stderr (fd 2). With it, a file safepin
+ * opens itself when the first line is written (a process that says nothing
+ * creates no file), close-on-exec, O_APPEND, on a high descriptor number.
+ * Before every write the descriptor is checked to still be that file
+ * (device, inode, flags): a program that closed it and got the number back
+ * for a file of its own is never written to (G10); the log is opened again.
+ * Paths are made absolute at start, so a later chdir changes nothing; %p is
+ * expanded when the file is opened (a forked child opens its own). */
+static char log_file[PATH_MAX];    /* "" : stderr */
+static char report_file[PATH_MAX]; /* "" : no report */
+static int log_fd = -1;            /* the open log file, -1: none yet (atomic) */
+static dev_t log_dev;              /* its identity (atomic; racing openers agree) */
+static ino_t log_ino;
+static int log_failed;             /* log_path cannot be opened: stderr (atomic) */
 
 static const struct {
     const char *name;
@@ -63,6 +81,94 @@ static void expand_path(const char *in, char *out, size_t n)
     out[o] = '\0';
 }
 
+/* in, relative to the current directory now, into out. */
+static void make_absolute(const char *in, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!in[0])
+        return;
+    size_t l = 0;
+    if (in[0] != '/' && getcwd(out, n)) {
+        l = strlen(out);
+        if (l + 1 < n && (l == 0 || out[l - 1] != '/'))
+            out[l++] = '/';
+    }
+    snprintf(out + l, n - l, "%s", in);
+}
+
+int sp_fd_move_high(int fd)
+{
+    if (fd < 0 || fd >= SP_FD_FLOOR)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, SP_FD_FLOOR);
+    if (h < 0)
+        return fd; /* a low descriptor limit: keep the number we have */
+    close(fd);
+    return h;
+}
+
+static int log_is_ours(int fd)
+{
+    struct stat st;
+    int fl = fcntl(fd, F_GETFD), st_fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & FD_CLOEXEC) && st_fl >= 0 && (st_fl & O_APPEND) &&
+           fstat(fd, &st) == 0 && st.st_dev == __atomic_load_n(&log_dev, __ATOMIC_RELAXED) &&
+           st.st_ino == __atomic_load_n(&log_ino, __ATOMIC_RELAXED);
+}
+
+/* The descriptor to write the log to (async-signal-safe). */
+static int log_fd_get(void)
+{
+    if (!log_file[0] || __atomic_load_n(&log_failed, __ATOMIC_RELAXED))
+        return 2;
+    int fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
+    if (fd >= 0 && log_is_ours(fd))
+        return fd;
+    char path[PATH_MAX];
+    expand_path(log_file, path, sizeof(path));
+    int nfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    struct stat st;
+    if (nfd < 0 || fstat(nfd, &st) != 0) {
+        int err = errno;
+        if (nfd >= 0)
+            close(nfd);
+        if (!__atomic_exchange_n(&log_failed, 1, __ATOMIC_RELAXED)) {
+            char buf[PATH_MAX + 128];
+            int w = snprintf(buf, sizeof(buf),
+                             "==%d==safepin: options: cannot open log_path '%s': %s; "
+                             "logging to stderr\n", (int)getpid(), path, strerror(err));
+            if (w > 0)
+                (void)!write(2, buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
+        }
+        return 2;
+    }
+    nfd = sp_fd_move_high(nfd);
+    __atomic_store_n(&log_dev, st.st_dev, __ATOMIC_RELAXED);
+    __atomic_store_n(&log_ino, st.st_ino, __ATOMIC_RELAXED);
+    if (!__atomic_compare_exchange_n(&log_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        close(nfd); /* another thread opened it first */
+        return fd;
+    }
+    return nfd;
+}
+
+void sp_log_write(const char *buf, size_t len)
+{
+    int fd = log_fd_get();
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+}
+
+static void write_all(const char *buf, size_t len) { sp_log_write(buf, len); }
+
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -87,36 +193,50 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static void diag_fork_child(void);
+
 void sp_diag_init(void)
 {
+    diag_pid = getpid();
     dl_iterate_phdr(find_self, NULL);
-    if (sp_opt.log_path[0]) {
-        char path[512];
-        expand_path(sp_opt.log_path, path, sizeof(path));
-        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0)
-            log_fd = fd;
-        else
-            sp_log(SP_LOG_WARN, "options", "cannot open log_path '%s': %s", path, strerror(errno));
-    }
+    make_absolute(sp_opt.log_path, log_file, sizeof(log_file));
+    make_absolute(sp_opt.report, report_file, sizeof(report_file));
     void *warm[2];
     backtrace(warm, 2); /* loads the unwinder now, not inside a hook */
     if (sp_opt.symbolize)
-        sp_symbolize_init(); /* what spawning addr2line needs, allocated now */
+        sp_symbolize_init(); /* addr2line's path, found now */
+    pthread_atfork(sp_symbolize_fork_prepare, sp_symbolize_fork_parent, diag_fork_child);
 }
 
-static void write_all(const char *buf, size_t len)
+int sp_diag_own_process(void) { return diag_pid != 0 && getpid() == diag_pid; }
+
+/* ---- violations kept for the report ---------------------------------- */
+
+#define SP_MAX_KEPT 256
+
+typedef struct kept_violation {
+    sp_code code;
+    uint64_t t_ns;
+    uintptr_t base;
+    size_t size;
+    char msg[256];
+    sp_site *at, *registered, *unregistered;
+} kept_violation;
+
+static kept_violation *kept[SP_MAX_KEPT];
+static unsigned kept_n;
+static uint64_t violations_total;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER; /* guards kept, kept_n */
+
+static sp_site *site_copy(const sp_site *s)
 {
-    while (len > 0) {
-        ssize_t w = write(log_fd, buf, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
+    if (!s)
+        return NULL;
+    size_t sz = sizeof(*s) + (size_t)s->n * sizeof(void *);
+    sp_site *c = sp_mem_alloc(sz);
+    if (c)
+        memcpy(c, s, sz);
+    return c;
 }
 
 static size_t prefix(char *buf, size_t n, const char *code)
@@ -125,27 +245,63 @@ static size_t prefix(char *buf, size_t n, const char *code)
     return w < 0 ? 0 : ((size_t)w < n ? (size_t)w : n - 1);
 }
 
-static void vlog_line(const char *code, const char *fmt, va_list ap)
+static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r);
+
+/* Counts one occurrence of c; returns how many there were. */
+static uint64_t count_code(sp_code c)
 {
+    if (code_table[c].violation)
+        __atomic_add_fetch(&violations_total, 1, __ATOMIC_RELAXED);
+    if (c == SP_RUNTIME_ERROR)
+        SP_COUNT(runtime_errors);
+    return __atomic_add_fetch(&sp_stat.code_count[c], 1, __ATOMIC_RELAXED);
+}
+
+/* One log line; counted: it is also counted as a runtime-error. */
+static void vlog(int print, int counted, const char *code, const char *fmt, va_list ap)
+{
+    int cancel; /* write() is a cancellation point; callers may hold locks */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     char buf[1024];
-    size_t o = prefix(buf, sizeof(buf), code);
+    size_t at = prefix(buf, sizeof(buf), code), o = at;
     int w = vsnprintf(buf + o, sizeof(buf) - o, fmt, ap);
     if (w > 0)
         o += (size_t)w < sizeof(buf) - o ? (size_t)w : sizeof(buf) - o - 1;
-    if (o < sizeof(buf) - 1)
-        buf[o++] = '\n';
-    else
-        buf[sizeof(buf) - 2] = '\n', o = sizeof(buf) - 1;
-    write_all(buf, o);
+    if (o >= sizeof(buf) - 1)
+        o = sizeof(buf) - 2;
+    buf[o++] = '\n';
+    if (print)
+        write_all(buf, o);
+    if (counted) {
+        buf[o - 1] = '\0';
+        count_code(SP_RUNTIME_ERROR);
+        keep_violation(SP_RUNTIME_ERROR, buf + at, sp_site_capture(), NULL);
+    }
+    pthread_setcancelstate(cancel, NULL);
 }
 
 void sp_log(int level, const char *code, const char *fmt, ...)
 {
-    if (level > sp_opt.log_level && sp_opt.log[0])
+    /* A runtime-error line counts as that code (codes, counters and
+     * violations): one count per line, printed or not. */
+    int counted = strcmp(code, code_table[SP_RUNTIME_ERROR].name) == 0;
+    int print = level <= sp_opt.log_level || !sp_opt.log[0];
+    if (!print && !counted)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vlog_line(code, fmt, ap);
+    vlog(print, counted, code, fmt, ap);
+    va_end(ap);
+}
+
+/* A line of a diagnostic sp_diag has counted already. */
+static void log_counted(const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void log_counted(const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(1, 0, code, fmt, ap);
     va_end(ap);
 }
 
@@ -206,42 +362,38 @@ sp_site *sp_site_capture(void)
 
 void sp_site_free(sp_site *s) { sp_mem_free(s); }
 
-/* ---- violations kept for the report ---------------------------------- */
-
-#define SP_MAX_KEPT 256
-
-typedef struct kept_violation {
-    sp_code code;
-    uint64_t t_ns;
-    uintptr_t base;
-    size_t size;
-    char msg[256];
-    sp_site *at, *registered, *unregistered;
-} kept_violation;
-
-static kept_violation *kept[SP_MAX_KEPT];
-static unsigned kept_n;
-static uint64_t violations_total;
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static sp_site *site_copy(const sp_site *s)
-{
-    if (!s)
-        return NULL;
-    size_t sz = sizeof(*s) + (size_t)s->n * sizeof(void *);
-    sp_site *c = sp_mem_alloc(sz);
-    if (c)
-        memcpy(c, s, sz);
-    return c;
-}
-
 uint64_t sp_violations(void) { return __atomic_load_n(&violations_total, __ATOMIC_RELAXED); }
+
+/* Keeps a violation for the report (takes here); dropped if memory runs out. */
+static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r)
+{
+    pthread_mutex_lock(&kept_lock);
+    if (kept_n < SP_MAX_KEPT) {
+        kept_violation *k = sp_mem_calloc(1, sizeof(*k));
+        if (k) {
+            k->code = c;
+            k->t_ns = sp_now_ns();
+            snprintf(k->msg, sizeof(k->msg), "%s", msg);
+            k->at = here;
+            here = NULL;
+            if (r) {
+                k->base = r->base;
+                k->size = r->size;
+                k->registered = site_copy(r->reg_site);
+                k->unregistered = site_copy(r->unreg_site);
+            }
+            kept[kept_n++] = k;
+        }
+    }
+    pthread_mutex_unlock(&kept_lock);
+    sp_site_free(here);
+}
 
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
 {
-    uint64_t nth = __atomic_add_fetch(&sp_stat.code_count[c], 1, __ATOMIC_RELAXED);
-    if (code_table[c].violation)
-        __atomic_add_fetch(&violations_total, 1, __ATOMIC_RELAXED);
+    int cancel; /* symbolizing reads, polls and waits: cancellation points */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    uint64_t nth = count_code(c);
 
     char msg[256];
     va_list ap;
@@ -255,7 +407,7 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
         here = sp_site_capture();
 
     if (print) {
-        sp_log(SP_LOG_ERROR, code_table[c].name, "%s", msg);
+        log_counted(code_table[c].name, "%s", msg);
         if (here)
             print_pcs("at", here->pc, here->n, here->tid);
         if (r && r->reg_site) {
@@ -267,32 +419,15 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
             print_pcs("unregistered/freed at", s->pc, s->n, s->tid);
         }
         if (nth == (uint64_t)sp_opt.max_repeats)
-            sp_log(SP_LOG_ERROR, code_table[c].name,
-                   "further reports of this code are counted, not printed");
+            log_counted(code_table[c].name,
+                        "further reports of this code are counted, not printed");
     }
 
-    if (code_table[c].violation) {
-        pthread_mutex_lock(&kept_lock);
-        if (kept_n < SP_MAX_KEPT) {
-            kept_violation *k = sp_mem_calloc(1, sizeof(*k));
-            if (k) {
-                k->code = c;
-                k->t_ns = sp_now_ns();
-                memcpy(k->msg, msg, sizeof(k->msg));
-                k->at = here;
-                here = NULL;
-                if (r) {
-                    k->base = r->base;
-                    k->size = r->size;
-                    k->registered = site_copy(r->reg_site);
-                    k->unregistered = site_copy(r->unreg_site);
-                }
-                kept[kept_n++] = k;
-            }
-        }
-        pthread_mutex_unlock(&kept_lock);
-    }
-    sp_site_free(here);
+    if (code_table[c].violation)
+        keep_violation(c, msg, here, r);
+    else
+        sp_site_free(here);
+    pthread_setcancelstate(cancel, NULL);
 }
 
 /* ---- release latencies ---------------------------------------------- */
@@ -353,40 +488,89 @@ void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site)
     __atomic_store_n(&e->n, n, __ATOMIC_RELAXED);
 }
 
-void sp_history_dump(uintptr_t addr)
+/* Post-mortem symbolization: every distinct frame of the events printed,
+ * symbolized in one batch (sp_symbolize_dying), found again by hash. Used by
+ * one dying thread at a time (the post-mortem's owner). */
+#define PM_MAX SP_SYM_BATCH
+static void *pm_pc[PM_MAX];
+static unsigned char pm_adj[PM_MAX];
+static sp_frame_info pm_fi[PM_MAX];
+static int pm_n, pm_done; /* frames known; frames symbolized */
+static unsigned short pm_slot[2 * PM_MAX]; /* index + 1; 0: empty */
+
+static int pm_index(void *pc, int adj, int add)
+{
+    uintptr_t x = (uintptr_t)pc * 0x9E3779B97F4A7C15ull + (uintptr_t)adj;
+    unsigned h = (unsigned)(x >> 40) % (2 * PM_MAX);
+    for (unsigned probe = 0; probe < 2 * PM_MAX; probe++, h = (h + 1) % (2 * PM_MAX)) {
+        unsigned s = pm_slot[h];
+        if (!s) {
+            if (!add || pm_n >= PM_MAX)
+                return -1;
+            pm_pc[pm_n] = pc;
+            pm_adj[pm_n] = (unsigned char)adj;
+            pm_slot[h] = (unsigned short)++pm_n;
+            return pm_n - 1;
+        }
+        if (pm_pc[s - 1] == pc && pm_adj[s - 1] == adj)
+            return (int)s - 1;
+    }
+    return -1;
+}
+
+/* A copy of history event k if it is to be printed (overlaps addr, or addr 0). */
+static int hist_pick(uint64_t k, uint64_t cap, uintptr_t addr, hist_event *out)
+{
+    const hist_event *e = &hist[k % cap];
+    out->t_ns = __atomic_load_n(&e->t_ns, __ATOMIC_RELAXED);
+    out->kind = __atomic_load_n(&e->kind, __ATOMIC_RELAXED);
+    out->tid = __atomic_load_n(&e->tid, __ATOMIC_RELAXED);
+    out->base = __atomic_load_n(&e->base, __ATOMIC_RELAXED);
+    out->size = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+    out->n = __atomic_load_n(&e->n, __ATOMIC_RELAXED);
+    if (out->n < 0 || out->n > 8)
+        out->n = 0;
+    for (int j = 0; j < out->n; j++)
+        out->pc[j] = __atomic_load_n(&e->pc[j], __ATOMIC_RELAXED);
+    if (out->kind < 0 || out->kind > SP_EV_REFUSED)
+        return 0;
+    return !addr || (addr >= out->base && addr < out->base + (out->size ? out->size : 1));
+}
+
+void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
 {
     uint64_t total = __atomic_load_n(&hist_n, __ATOMIC_RELAXED);
     if (sp_opt.history <= 0 || total == 0)
         return;
     uint64_t cap = (uint64_t)sp_opt.history < SP_HIST_MAX ? (uint64_t)sp_opt.history : SP_HIST_MAX;
     uint64_t start = total > cap ? total - cap : 0;
+    hist_event ev;
+    for (uint64_t k = start; k < total; k++)
+        if (hist_pick(k, cap, addr, &ev))
+            for (int j = 0; j < ev.n; j++)
+                pm_index(ev.pc[j], j > 0, 1);
+    if (pm_n > pm_done) {
+        sp_symbolize_dying(pm_pc + pm_done, pm_adj + pm_done, pm_n - pm_done, pm_fi + pm_done,
+                           deadline_ns);
+        pm_done = pm_n;
+    }
     uint64_t t0 = sp_now_ns();
     for (uint64_t k = start; k < total; k++) {
-        hist_event *e = &hist[k % cap];
-        uintptr_t b = __atomic_load_n(&e->base, __ATOMIC_RELAXED);
-        size_t sz = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
-        if (addr && !(addr >= b && addr < b + (sz ? sz : 1)))
-            continue;
-        int kind = __atomic_load_n(&e->kind, __ATOMIC_RELAXED);
-        if (kind < 0 || kind > SP_EV_REFUSED)
+        if (!hist_pick(k, cap, addr, &ev))
             continue;
         char buf[256];
         int w = snprintf(buf, sizeof(buf), "  [%.3f ms ago] %-10s 0x%lx size %zu (thread %d)\n",
-                         (double)(t0 - e->t_ns) / 1e6, hist_kind[kind], (unsigned long)b, sz,
-                         (int)e->tid);
+                         (double)(t0 - ev.t_ns) / 1e6, hist_kind[ev.kind], (unsigned long)ev.base,
+                         ev.size, (int)ev.tid);
         if (w > 0)
             write_all(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
-        int n = __atomic_load_n(&e->n, __ATOMIC_RELAXED);
-        if (n > 8)
-            n = 8;
-        void *pcs[8];
-        sp_frame_info fi[8];
-        for (int j = 0; j < n; j++)
-            pcs[j] = e->pc[j];
-        if (n > 0)
-            sp_symbolize_dying(pcs, n, fi);
-        for (int j = 0; j < n; j++) {
-            w = sp_format_frame(buf, sizeof(buf), j, pcs[j], &fi[j]);
+        for (int j = 0; j < ev.n; j++) {
+            int i = pm_index(ev.pc[j], j > 0, 0);
+            sp_frame_info plain;
+            if (i < 0 || i >= pm_done)
+                sp_symbolize_plain(ev.pc[j], &plain);
+            w = sp_format_frame(buf, sizeof(buf), j, ev.pc[j],
+                                i >= 0 && i < pm_done ? &pm_fi[i] : &plain);
             if (w > 0)
                 write_all(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
         }
@@ -433,30 +617,79 @@ static void json_site(FILE *f, const char *key, const sp_site *s)
     fprintf(f, "]}");
 }
 
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0], cp, min;
+    int n;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+        n = 3, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, min = 0x10000;
+    else
+        return 0;
+    cp = c & (0x7fu >> n);
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* s as a JSON string. Paths and names need not be UTF-8: a byte that is
+ * not part of valid UTF-8 is written as the character of that number
+ * (\u00XX, its Latin-1 reading), so the report stays valid JSON. */
 static void json_str(FILE *f, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
+    while (*p) {
+        int n = utf8_len(p);
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || n == 0)
+            fprintf(f, "\\u%04x", *p);
         else
-            fputc(*s, f);
+            fwrite(p, 1, (size_t)n, f);
+        p += n ? n : 1;
     }
     fputc('"', f);
+}
+
+/* A forked child whose report would replace its parent's (no %p in the
+ * path) writes it only when it has something to say. */
+static int report_wanted(void)
+{
+    if (!report_file[0])
+        return 0;
+    if (!forked_child || strstr(report_file, "%p"))
+        return 1;
+    if (sp_violations() || sp_stat.registrations)
+        return 1;
+    for (int c = 0; c < SP_CODE_COUNT; c++)
+        if (sp_stat.code_count[c])
+            return 1;
+    return 0;
 }
 
 static void write_report(int exit_status, double p50, double p90, double p99, double max,
                          uint64_t nlat)
 {
-    char path[512];
-    expand_path(sp_opt.report, path, sizeof(path));
+    char path[PATH_MAX];
+    expand_path(report_file, path, sizeof(path));
     FILE *f = fopen(path, "w");
     if (!f) {
-        sp_log(SP_LOG_WARN, "report", "cannot write report '%s': %s", path, strerror(errno));
+        sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(errno));
         return;
     }
+    errno = 0;
     fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
             SAFEPIN_VERSION, (int)getpid());
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
@@ -494,7 +727,11 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     }
     pthread_mutex_unlock(&kept_lock);
     fprintf(f, "%s]\n}\n", kept_n ? "\n  " : "");
-    fclose(f);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    if (err)
+        sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(err));
 }
 
 void sp_diag_finish(int exit_status)
@@ -536,6 +773,34 @@ void sp_diag_finish(int exit_status)
         sp_log(SP_LOG_ERROR, "summary", "%llu violations%s%s",
                (unsigned long long)sp_violations(), o ? ": " : "", o ? line : "");
     }
-    if (sp_opt.report[0])
+    if (!report_file[0] && sp_opt.report[0]) /* finishing without sp_diag_init */
+        make_absolute(sp_opt.report, report_file, sizeof(report_file));
+    if (report_wanted())
         write_report(exit_status, p50, p90, p99, max, n);
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+/* pthread_atfork child: the child starts with no violations, counters,
+ * history or latencies of its parent (G9), and with fresh locks (the
+ * parent's other threads are gone, maybe holding them). With %p in
+ * log_path, its log is its own file, opened when it first says something.
+ * The records kept by the parent are abandoned, not freed. */
+static void diag_fork_child(void)
+{
+    diag_pid = getpid();
+    forked_child = 1;
+    memset(&sp_stat, 0, sizeof(sp_stat));
+    violations_total = 0;
+    kept_n = 0;
+    pthread_mutex_init(&kept_lock, NULL);
+    hist_n = 0;
+    lat_n = 0;
+    if (strstr(log_file, "%p")) {
+        int fd = log_fd;
+        if (fd >= 0 && log_is_ours(fd))
+            close(fd);
+        log_fd = -1;
+    }
+    sp_symbolize_fork_child();
 }

@@ -51,17 +51,35 @@ extern sp_stats sp_stat; /* updated with __atomic builtins */
 const char *sp_code_name(sp_code c);
 int sp_code_is_violation(sp_code c);
 
-/* Open the log sink (log_path or stderr) and warm up backtrace(). */
+/* Resolve log_path and report against the current directory, warm up
+ * backtrace() and the symbolizer, install the fork handler. The log file
+ * itself is opened when the first line is written. */
 void sp_diag_init(void);
 
-/* A plain log line at level; code is a word printed after "safepin:". */
+/* Write raw bytes to the log (log_path or stderr), checking first that its
+ * descriptor is still safepin's. Async-signal-safe. */
+void sp_log_write(const char *buf, size_t len);
+
+/* 1 in the process sp_diag_init (or the fork handler) ran in; 0 in a vfork
+ * child, which shares its parent's memory. */
+int sp_diag_own_process(void);
+
+/* fd moved to a number >= SP_FD_FLOOR (close-on-exec), out of the way of
+ * programs that expect the lowest free one; unchanged under a low
+ * descriptor limit. */
+#define SP_FD_FLOOR 900
+int sp_fd_move_high(int fd);
+
+/* A plain log line at level; code is a word printed after "safepin:". A
+ * "runtime-error" line is counted as that diagnostic code. Not a
+ * cancellation point. */
 void sp_log(int level, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Report a diagnostic: counts it, prints it (capped) with the current stack
  * and, when r is given, where r was registered and unregistered/freed. A
  * violation is kept for the report. Never allocates on the print path;
- * the kept record is dropped if memory runs out. */
+ * the kept record is dropped if memory runs out. Not a cancellation point. */
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -78,9 +96,10 @@ enum { SP_EV_REGISTER, SP_EV_NEST, SP_EV_UNREGISTER, SP_EV_FREE, SP_EV_RELEASED,
        SP_EV_REVIVE, SP_EV_REFUSED };
 /* site: frames to keep with the event (may be NULL). */
 void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
-/* Print the history (all, or only events overlapping addr when addr != 0).
- * Async-signal-tolerant: no allocation, no locks. */
-void sp_history_dump(uintptr_t addr);
+/* Print the history (all, or only events overlapping addr when addr != 0),
+ * its frames symbolized in one batch until deadline_ns, module+offset after.
+ * Async-signal-tolerant: no allocation, no locks; one caller at a time. */
+void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
 
 /* Number of violations seen so far. */
 uint64_t sp_violations(void);

@@ -376,7 +376,6 @@ static void complete_release(sp_range *r)
     sp_reg_lock();
     sp_reg_op_end(tok);
     if (e != hipSuccess) {
-        SP_COUNT(runtime_errors);
         sp_diag(SP_RUNTIME_ERROR, r, "real hipHostUnregister(0x%lx) in a release returned %d",
                 (unsigned long)base, (int)e);
     }

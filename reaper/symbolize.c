@@ -3,18 +3,39 @@
  *
  * dladdr() names only exported symbols. Like the sanitizers, which call an
  * external symbolizer, safepin asks addr2line (binutils) for function,
- * file and line, one process per module of a stack, with LD_PRELOAD removed
- * from its environment. Falls back to dladdr when addr2line is missing or
- * symbolize=0.
+ * file and line: one run per module of a stack, with LD_PRELOAD removed
+ * from its environment. Falls back to dladdr (module+offset) when addr2line
+ * is missing, does not answer in time, or symbolize=0.
  *
- * Printing a diagnostic must not allocate (it may run inside free(), or in
- * a signal handler). posix_spawn itself does not, but building its file
- * actions does: so they are built once, by sp_symbolize_init(), and name a
- * descriptor safepin reserves (on /dev/null between runs). Each run moves
- * its pipe's write end onto that descriptor for the spawn, then puts
- * /dev/null back; spawn_lock serializes runs.
+ * No helper process is visible to the program (G10): addr2line is a
+ * grandchild. A middle process, cloned with no exit signal (CLONE_VM |
+ * CLONE_VFORK | CLONE_FILES: it costs no copy of the address space), starts
+ * addr2line and exits at once; safepin reaps the middle with
+ * waitpid(pid, __WCLONE), which the program's wait()/waitpid(-1)/waitid()
+ * never see (exec would give a direct child SIGCHLD back, so addr2line
+ * cannot be one). addr2line, orphaned, belongs to init: no SIGCHLD comes
+ * for it and wait() never returns it. (A program that is itself a child
+ * subreaper, or init of its pid namespace, would adopt it: there, stacks
+ * keep dladdr's names.) Both run on
+ * static stacks with every signal blocked, and only raw system calls: they
+ * touch no lock, allocator or sanitizer state of the parent, and addr2line
+ * gets default signal handlers. Printing a diagnostic thus allocates
+ * nothing (it may run inside free(), or in a fatal signal handler).
+ *
+ * Bounded in time: the parent reads the two lines per address it asked for
+ * and stops there (a copy of the pipe held elsewhere cannot stall it), with
+ * a deadline; a run that misses it is killed through its pidfd, and
+ * addr2line is not used again in this process.
+ *
+ * Locks: spawn_lock guards spawn_space (the ordinary path's argv, envp and
+ * child stack), pipe_lock guards pipe_fds and is held only around creating
+ * and closing a pipe (never across a wait, so fork's prepare handler takes
+ * it), cache_lock guards the cache. Never two at once. A forked child
+ * closes the pipes it inherited and starts with fresh locks. The dying path
+ * takes none: it has its own static space, one caller at a time.
  */
 #include "symbolize.h"
+#include "diag.h"
 #include "options.h"
 
 #include <dlfcn.h>
@@ -22,15 +43,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
-#include <spawn.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
+
+#define RUN_MS 5000       /* one ordinary addr2line run, at most */
+#define RUN_MAX_ADDRS 256 /* addresses per run */
+#define MAX_ENV 512
 
 static void copy_str(char *dst, size_t n, const char *src)
 {
@@ -51,148 +81,443 @@ static uintptr_t file_address(uintptr_t pc, const Dl_info *info)
     return pc - (uintptr_t)info->dli_fbase;
 }
 
-static posix_spawn_file_actions_t spawn_fa;
-static int spawn_fd = -1; /* the reserved descriptor; -1: no spawning (spawn_lock) */
-static struct stat null_st; /* what spawn_fd is between runs: /dev/null */
-static pthread_once_t spawn_once = PTHREAD_ONCE_INIT;
+/* ---- starting addr2line invisibly -------------------------------------- */
+
+static char a2l_path[512];          /* absolute; "" none (set once, by init) */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int a2l_broken;              /* a run missed its deadline (atomic) */
+
+typedef struct spawn_space {
+    char stack[16384] __attribute__((aligned(64))); /* addr2line's, until it execs */
+    char mid_stack[4096] __attribute__((aligned(64))); /* the middle process's */
+    long grand_pid;      /* addr2line's pid, or <= 0 */
+    int pidfd;           /* its pidfd, or -1 */
+    char args[RUN_MAX_ADDRS][24];
+    char *argv[RUN_MAX_ADDRS + 8];
+    char *envp[MAX_ENV];
+    long out_fd;         /* the pipe's write end: addr2line's stdout */
+    unsigned long mask;  /* the caller's signal mask (kernel form) */
+} spawn_space;
+
+static spawn_space ordinary_space; /* spawn_lock */
+static spawn_space dying_space;    /* the one dying caller */
 static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* /dev/null on a high number, out of the way of programs that expect the
- * lowest; under a low descriptor limit, on any. */
-static int open_null_reserved(void)
+#if defined(__x86_64__)
+#define CAN_SPAWN 1
+
+__attribute__((always_inline)) static inline long raw_sys(long n, long a, long b, long c, long d)
 {
-    int a = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (a < 0)
+    long ret;
+    register long r10 __asm__("r10") = d;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+/* clone(flags) onto stack_top, the child calling fn(arg) and exiting with
+ * its value; returns the child's pid, or -errno. ptid receives a pidfd with
+ * CLONE_PIDFD. glibc's clone() is not used: sanitizer runtimes intercept it
+ * as a fork. */
+__attribute__((visibility("hidden"))) long sp_raw_clone(unsigned long flags, void *stack_top,
+                                                        int (*fn)(void *), void *arg, int *ptid);
+__asm__(".text\n"
+        ".globl sp_raw_clone\n"
+        ".hidden sp_raw_clone\n"
+        ".type sp_raw_clone, @function\n"
+        "sp_raw_clone:\n"
+        "    movq %rdx, %r9\n"     /* fn */
+        "    movq %r8, %rdx\n"     /* ptid */
+        "    movq %rcx, %r8\n"     /* arg (in the tls slot, unused without CLONE_SETTLS) */
+        "    xorl %r10d, %r10d\n"
+        "    movl $56, %eax\n"     /* SYS_clone(flags, stack, ptid, 0, -) */
+        "    syscall\n"
+        "    testq %rax, %rax\n"
+        "    jnz 1f\n"
+        "    xorl %ebp, %ebp\n"    /* child, on the new stack */
+        "    movq %r8, %rdi\n"
+        "    callq *%r9\n"
+        "    movl %eax, %edi\n"
+        "    movl $60, %eax\n"     /* SYS_exit */
+        "    syscall\n"
+        "    hlt\n"
+        "1:  ret\n"
+        ".size sp_raw_clone, .-sp_raw_clone\n");
+
+struct k_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+
+/* The child, sharing the parent's memory until it execs: raw system calls
+ * only. Signals arrive blocked. */
+__attribute__((no_sanitize("address", "thread", "undefined"), noinline)) static int
+a2l_child(void *arg)
+{
+    spawn_space *s = arg;
+    for (long sig = 1; sig <= 64; sig++) {
+        struct k_sigaction old, dfl;
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        if (raw_sys(SYS_rt_sigaction, sig, 0, (long)&old, 8) != 0 || old.handler == SIG_DFL ||
+            old.handler == SIG_IGN)
+            continue;
+        dfl.handler = SIG_DFL;
+        dfl.flags = 0;
+        dfl.restorer = 0;
+        dfl.mask = 0;
+        raw_sys(SYS_rt_sigaction, sig, (long)&dfl, 0, 8);
+    }
+    if (s->out_fd == 1)
+        raw_sys(SYS_fcntl, 1, F_SETFD, 0, 0);
+    else
+        raw_sys(SYS_dup2, s->out_fd, 1, 0, 0);
+    long nul = raw_sys(SYS_open, (long)"/dev/null", O_RDWR, 0, 0);
+    if (nul >= 0) {
+        raw_sys(SYS_dup2, nul, 0, 0, 0);
+        raw_sys(SYS_dup2, nul, 2, 0, 0);
+    }
+    raw_sys(436 /* close_range */, 3, ~0u, 0, 0);
+    raw_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&s->mask, 0, 8);
+    raw_sys(SYS_execve, (long)a2l_path, (long)s->argv, (long)s->envp, 0);
+    return 127;
+}
+
+/* The middle process: starts addr2line (its child, on s->stack) and exits,
+ * leaving it to init. Shares the parent's memory and descriptors. */
+__attribute__((no_sanitize("address", "thread", "undefined"), noinline)) static int
+a2l_middle(void *arg)
+{
+    spawn_space *s = arg;
+    int pidfd = -1;
+    long flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+    long pid = sp_raw_clone(flags | CLONE_PIDFD, s->stack + sizeof(s->stack), a2l_child, s, &pidfd);
+    if (pid < 0) { /* a kernel without pidfds */
+        pidfd = -1;
+        pid = sp_raw_clone(flags, s->stack + sizeof(s->stack), a2l_child, s, NULL);
+    }
+    s->grand_pid = pid;
+    s->pidfd = pidfd;
+    return pid > 0 ? 0 : 1;
+}
+
+/* Starts addr2line as described in s; its pid (and pidfd, or -1), or -1.
+ * Returns once it has exec'd (or died): s may then be reused. */
+static pid_t spawn_a2l(spawn_space *s, int *pidfd)
+{
+    int subreaper = 0;
+    *pidfd = -1;
+    if (getpid() == 1 ||
+        (raw_sys(SYS_prctl, PR_GET_CHILD_SUBREAPER, (long)&subreaper, 0, 0) == 0 && subreaper))
+        return -1; /* addr2line, orphaned, would become the program's child */
+    unsigned long all = ~0ul;
+    int saved = errno;
+    s->grand_pid = -1;
+    s->pidfd = -1;
+    raw_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&s->mask, 8);
+    long mid = sp_raw_clone(CLONE_VM | CLONE_VFORK | CLONE_FILES, s->mid_stack + sizeof(s->mid_stack),
+                            a2l_middle, s, NULL);
+    raw_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&s->mask, 0, 8);
+    if (mid > 0)
+        while (waitpid((pid_t)mid, NULL, __WCLONE) < 0 && errno == EINTR)
+            ;
+    errno = saved;
+    if (mid <= 0 || s->grand_pid <= 0) {
+        if (s->pidfd >= 0)
+            close(s->pidfd);
         return -1;
-    int fd = fcntl(a, F_DUPFD_CLOEXEC, 900);
-    if (fd < 0)
-        return a;
-    close(a);
-    return fd;
+    }
+    *pidfd = s->pidfd;
+    return (pid_t)s->grand_pid;
 }
-
-static void spawn_init(void)
+static void kill_a2l(pid_t pid, int pidfd)
 {
-    int fd = open_null_reserved();
-    if (fd < 0)
+    if (pidfd >= 0)
+        raw_sys(SYS_pidfd_send_signal, pidfd, SIGKILL, 0, 0);
+    else
+        kill(pid, SIGKILL); /* not reaped by init yet: it has not answered */
+}
+#else
+#define CAN_SPAWN 0
+static pid_t spawn_a2l(spawn_space *s, int *pidfd)
+{
+    (void)s;
+    *pidfd = -1;
+    return -1;
+}
+static void kill_a2l(pid_t pid, int pidfd)
+{
+    (void)pid;
+    (void)pidfd;
+}
+#endif
+
+static void find_addr2line(void)
+{
+    const char *path = getenv("PATH");
+    if (!CAN_SPAWN || !path)
         return;
-    if (fstat(fd, &null_st) == 0 && posix_spawn_file_actions_init(&spawn_fa) == 0) {
-        if (posix_spawn_file_actions_adddup2(&spawn_fa, fd, 1) == 0 &&
-            posix_spawn_file_actions_addopen(&spawn_fa, 2, "/dev/null", O_WRONLY, 0) == 0) {
-            spawn_fd = fd;
-            return;
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t len = end ? (size_t)(end - path) : strlen(path);
+        char cand[sizeof(a2l_path)];
+        if (len > 0 && len + sizeof("/addr2line") <= sizeof(cand) && path[0] == '/') {
+            memcpy(cand, path, len);
+            memcpy(cand + len, "/addr2line", sizeof("/addr2line"));
+            if (access(cand, X_OK) == 0) {
+                memcpy(a2l_path, cand, sizeof(cand));
+                return;
+            }
         }
-        posix_spawn_file_actions_destroy(&spawn_fa);
+        if (!end)
+            break;
+        path = end + 1;
     }
-    close(fd);
 }
 
-void sp_symbolize_init(void) { pthread_once(&spawn_once, spawn_init); }
+void sp_symbolize_init(void) { pthread_once(&init_once, find_addr2line); }
 
-/* spawn_fd is still ours: a program that closed every descriptor may have
- * reused its number, and then it is left alone. */
-static int spawn_fd_intact(void)
-{
-    struct stat st;
-    return fstat(spawn_fd, &st) == 0 && st.st_rdev == null_st.st_rdev &&
-           st.st_ino == null_st.st_ino;
-}
+/* ---- pipes a forked child must not keep ------------------------------- */
 
-/* Puts /dev/null back on spawn_fd, so that it holds no pipe open (the
- * reader would never see the pipe's end); if that fails, gives it up. */
-static void spawn_fd_release(void)
+#define MAX_PIPE_FDS 8
+static int pipe_fds[MAX_PIPE_FDS]; /* fd + 1 of each pipe end (or pidfd) open for a run; 0: free */
+static pthread_mutex_t pipe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A pipe for one run, both ends close-on-exec and out of the low numbers;
+ * tracked (ordinary path) so that a forked child closes them. */
+static int open_pipe(int fds[2], int track)
 {
-    int n = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (n < 0 || dup3(n, spawn_fd, O_CLOEXEC) < 0) {
-        close(spawn_fd);
-        spawn_fd = -1;
+    if (track)
+        pthread_mutex_lock(&pipe_lock);
+    int rc = pipe2(fds, O_CLOEXEC);
+    if (rc == 0) {
+        fds[0] = sp_fd_move_high(fds[0]);
+        fds[1] = sp_fd_move_high(fds[1]);
+        for (int k = 0, i = 0; track && k < 2 && i < MAX_PIPE_FDS; i++)
+            if (!pipe_fds[i])
+                pipe_fds[i] = fds[k++] + 1;
     }
-    if (n >= 0)
-        close(n);
-}
-
-/* addr2line with its stdout on pipe_w; 0 and its pid on success. */
-static int spawn_addr2line(int pipe_w, char **argv, char **envp, int may_wait, pid_t *pid)
-{
-    if (may_wait)
-        pthread_mutex_lock(&spawn_lock);
-    else if (pthread_mutex_trylock(&spawn_lock) != 0)
-        return -1; /* dying, and another thread was symbolizing */
-    int rc = -1;
-    if (spawn_fd >= 0 && spawn_fd_intact() && dup3(pipe_w, spawn_fd, O_CLOEXEC) >= 0) {
-        rc = posix_spawnp(pid, "addr2line", &spawn_fa, NULL, argv, envp) == 0 ? 0 : -1;
-        spawn_fd_release();
-    }
-    pthread_mutex_unlock(&spawn_lock);
+    if (track)
+        pthread_mutex_unlock(&pipe_lock);
     return rc;
 }
 
-/* Run addr2line on one module for the frames idx[0..k). */
-static void run_addr2line(const char *path, const uintptr_t *addr, const int *idx, int k,
-                          sp_frame_info *out, int may_wait)
+/* *at = fd, noted for a forked child to close (track). */
+static void track_fd(int fd, int *at, int track)
 {
-    char args[64][24];
-    char *argv[72];
-    int a = 0;
-    argv[a++] = "addr2line";
-    argv[a++] = "-f";
-    argv[a++] = "-C";
-    argv[a++] = "-e";
-    argv[a++] = (char *)path;
-    for (int i = 0; i < k && i < 64; i++) {
-        snprintf(args[i], sizeof(args[i]), "0x%lx", (unsigned long)addr[i]);
-        argv[a++] = args[i];
-    }
-    argv[a] = NULL;
+    if (track)
+        pthread_mutex_lock(&pipe_lock);
+    *at = fd;
+    for (int i = 0; track && i < MAX_PIPE_FDS; i++)
+        if (!pipe_fds[i]) {
+            pipe_fds[i] = fd + 1;
+            break;
+        }
+    if (track)
+        pthread_mutex_unlock(&pipe_lock);
+}
 
-    char *envp[512];
-    int e = 0;
-    for (char **p = environ; p && *p && e < 511; p++)
-        if (strncmp(*p, "LD_PRELOAD=", 11) != 0)
-            envp[e++] = *p;
-    envp[e] = NULL;
+static void close_pipe_end(int fd, int track)
+{
+    if (track)
+        pthread_mutex_lock(&pipe_lock);
+    for (int i = 0; track && i < MAX_PIPE_FDS; i++)
+        if (pipe_fds[i] == fd + 1)
+            pipe_fds[i] = 0;
+    close(fd);
+    if (track)
+        pthread_mutex_unlock(&pipe_lock);
+}
 
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return;
-    pid_t pid;
-    int rc = spawn_addr2line(fds[1], argv, envp, may_wait, &pid);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        return;
-    }
-    char buf[16384];
-    size_t got = 0;
-    for (;;) {
-        ssize_t r = read(fds[0], buf + got, sizeof(buf) - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-        if (got >= sizeof(buf) - 1)
-            break;
-    }
-    buf[got] = '\0';
-    close(fds[0]);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    /* Two lines per address: function, then file:line. */
-    char *save = NULL, *line = strtok_r(buf, "\n", &save);
-    for (int i = 0; i < k && line; i++) {
-        char *fileline = strtok_r(NULL, "\n", &save);
-        if (!fileline)
-            break;
-        if (strcmp(line, "??") != 0)
-            copy_str(out[idx[i]].func, sizeof(out[idx[i]].func), line);
-        if (strncmp(fileline, "??", 2) != 0)
-            copy_str(out[idx[i]].file, sizeof(out[idx[i]].file), fileline);
-        line = strtok_r(NULL, "\n", &save);
+/* ---- one addr2line run ------------------------------------------------- */
+
+/* Line `line` of addr2line's answer: function, then file:line, per address. */
+static void take_line(const char *s, int line, const int *idx, sp_frame_info *out)
+{
+    sp_frame_info *f = &out[idx[line / 2]];
+    if (line % 2 == 0) {
+        if (strcmp(s, "??") != 0)
+            copy_str(f->func, sizeof(f->func), s);
+    } else if (strncmp(s, "??", 2) != 0) {
+        copy_str(f->file, sizeof(f->file), s);
     }
 }
 
-/* Results by pc, so a stack seen again costs no new addr2line. */
+/* Reads the 2*k lines expected on fd, until deadline_ns. 0: all read (or
+ * addr2line ended early); -1: the deadline passed. */
+static int read_answer(int fd, int k, const int *idx, sp_frame_info *out, uint64_t deadline_ns)
+{
+    char buf[1024];
+    size_t have = 0;
+    int line = 0, want = 2 * k, cutting = 0;
+    while (line < want) {
+        uint64_t now = sp_now_ns();
+        if (now >= deadline_ns)
+            return -1;
+        uint64_t left_ms = (deadline_ns - now + 999999) / 1000000;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, left_ms > 60000 ? 60000 : (int)left_ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return 0;
+        if (r == 0)
+            continue; /* the deadline is checked above */
+        ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return 0;
+        have += (size_t)got;
+        char *start = buf, *nl;
+        while (line < want && (nl = memchr(start, '\n', (size_t)(buf + have - start)))) {
+            *nl = '\0';
+            if (!cutting) /* else its start was taken already */
+                take_line(start, line, idx, out);
+            line += 1;
+            cutting = 0;
+            start = nl + 1;
+        }
+        have = (size_t)(buf + have - start);
+        memmove(buf, start, have);
+        if (have == sizeof(buf) - 1) { /* a line longer than buf: keep its start */
+            buf[have] = '\0';
+            if (!cutting)
+                take_line(buf, line, idx, out);
+            have = 0;
+            cutting = 1;
+        }
+    }
+    return 0;
+}
+
+static void note_broken(void)
+{
+    if (!__atomic_exchange_n(&a2l_broken, 1, __ATOMIC_RELAXED))
+        sp_log(SP_LOG_WARN, "symbolize",
+               "addr2line did not answer in time: stacks show module+offset from now on");
+}
+
+/* addr2line on one module for the frames idx[0..k) (k <= RUN_MAX_ADDRS). */
+static void run_addr2line(int dying, const char *path, const uintptr_t *addr, const int *idx,
+                          int k, sp_frame_info *out, uint64_t deadline_ns)
+{
+    int fds[2];
+    if (open_pipe(fds, !dying) != 0)
+        return;
+    spawn_space *s = dying ? &dying_space : &ordinary_space;
+    if (!dying)
+        pthread_mutex_lock(&spawn_lock);
+    int a = 0;
+    s->argv[a++] = "addr2line";
+    s->argv[a++] = "-f";
+    s->argv[a++] = "-C";
+    s->argv[a++] = "-e";
+    s->argv[a++] = (char *)path;
+    for (int i = 0; i < k; i++) {
+        snprintf(s->args[i], sizeof(s->args[i]), "0x%lx", (unsigned long)addr[i]);
+        s->argv[a++] = s->args[i];
+    }
+    s->argv[a] = NULL;
+    int e = 0;
+    for (char **p = environ; p && *p && e < MAX_ENV - 1; p++)
+        if (strncmp(*p, "LD_PRELOAD=", 11) != 0)
+            s->envp[e++] = *p;
+    s->envp[e] = NULL;
+    s->out_fd = fds[1];
+    int pidfd;
+    pid_t pid = spawn_a2l(s, &pidfd);
+    if (!dying)
+        pthread_mutex_unlock(&spawn_lock);
+    close_pipe_end(fds[1], !dying);
+    if (pid < 0) {
+        close_pipe_end(fds[0], !dying);
+        return;
+    }
+    if (pidfd >= 0)
+        track_fd(sp_fd_move_high(pidfd), &pidfd, !dying);
+    if (read_answer(fds[0], k, idx, out, deadline_ns) != 0) {
+        kill_a2l(pid, pidfd);
+        note_broken();
+    }
+    close_pipe_end(fds[0], !dying);
+    if (pidfd >= 0)
+        close_pipe_end(pidfd, !dying);
+}
+
+/* ---- frames of many modules --------------------------------------------- */
+
+static void plain(void *pc, Dl_info *info, int *have, sp_frame_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    *have = dladdr(pc, info) && info->dli_fname;
+    if (!*have)
+        return;
+    const char *mod = strrchr(info->dli_fname, '/');
+    copy_str(out->module, sizeof(out->module), mod ? mod + 1 : info->dli_fname);
+    out->module_offset = (uintptr_t)pc - (uintptr_t)info->dli_fbase;
+    if (info->dli_sname) {
+        copy_str(out->func, sizeof(out->func), info->dli_sname);
+        out->func_offset = (uintptr_t)pc - (uintptr_t)info->dli_saddr;
+        out->has_offset = 1;
+    }
+}
+
+void sp_symbolize_plain(void *pc, sp_frame_info *out)
+{
+    Dl_info info;
+    int have;
+    plain(pc, &info, &have, out);
+}
+
+/* addr2line for every frame with todo[i] set (cleared as done), grouped by
+ * module, while deadline_ns is ahead. */
+static void symbolize_frames(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
+                             const Dl_info *info, unsigned char *todo, int dying,
+                             uint64_t deadline_ns)
+{
+    uintptr_t addr_here[SP_SYM_MAX];
+    int idx_here[SP_SYM_MAX];
+    static uintptr_t addr_dying[RUN_MAX_ADDRS]; /* a signal stack may be small */
+    static int idx_dying[RUN_MAX_ADDRS];
+    uintptr_t *addr = dying ? addr_dying : addr_here;
+    int *idx = dying ? idx_dying : idx_here;
+    int max = dying ? RUN_MAX_ADDRS : SP_SYM_MAX;
+    for (int i = 0; i < n; i++) {
+        if (!todo[i])
+            continue;
+        if (!a2l_path[0] || __atomic_load_n(&a2l_broken, __ATOMIC_RELAXED) ||
+            sp_now_ns() >= deadline_ns)
+            return;
+        const char *path = info[i].dli_fname;
+        char exe[512];
+        if (!path[0]) { /* the main program */
+            ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+            if (l <= 0) {
+                todo[i] = 0;
+                continue;
+            }
+            exe[l] = '\0';
+            path = exe;
+        }
+        int k = 0;
+        for (int j = i; j < n && k < max; j++) {
+            if (!todo[j] || info[j].dli_fbase != info[i].dli_fbase)
+                continue;
+            /* Return addresses point after the call: look up the call. */
+            addr[k] = file_address((uintptr_t)pc[j] - (adj[j] ? 1 : 0), &info[j]);
+            idx[k++] = j;
+            todo[j] = 0;
+        }
+        run_addr2line(dying, path, addr, idx, k, out, deadline_ns);
+    }
+}
+
+/* Results by pc, so a stack seen again costs no new addr2line (cache_lock). */
 #define CACHE_SIZE 512
 static struct {
     void *pc;
@@ -207,84 +532,83 @@ static unsigned cache_slot(void *pc, int adjusted)
     return (unsigned)(x >> 40) % CACHE_SIZE;
 }
 
-static void symbolize(void *const *pc, int n, sp_frame_info *out, int use_cache);
-
-void sp_symbolize(void *const *pc, int n, sp_frame_info *out) { symbolize(pc, n, out, 1); }
-void sp_symbolize_dying(void *const *pc, int n, sp_frame_info *out) { symbolize(pc, n, out, 0); }
-
-static void symbolize(void *const *pc, int n, sp_frame_info *out, int use_cache)
+void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
 {
     Dl_info info[SP_SYM_MAX];
-    int have[SP_SYM_MAX];
+    unsigned char adj[SP_SYM_MAX], todo[SP_SYM_MAX], fresh[SP_SYM_MAX];
     if (n > SP_SYM_MAX)
         n = SP_SYM_MAX;
     for (int i = 0; i < n; i++) {
-        memset(&out[i], 0, sizeof(out[i]));
-        have[i] = dladdr(pc[i], &info[i]) && info[i].dli_fname;
-        if (!have[i])
-            continue;
-        const char *mod = strrchr(info[i].dli_fname, '/');
-        copy_str(out[i].module, sizeof(out[i].module), mod ? mod + 1 : info[i].dli_fname);
-        out[i].module_offset = (uintptr_t)pc[i] - (uintptr_t)info[i].dli_fbase;
-        if (info[i].dli_sname) {
-            copy_str(out[i].func, sizeof(out[i].func), info[i].dli_sname);
-            out[i].func_offset = (uintptr_t)pc[i] - (uintptr_t)info[i].dli_saddr;
-            out[i].has_offset = 1;
-        }
+        int have;
+        plain(pc[i], &info[i], &have, &out[i]);
+        adj[i] = i > 0;
+        todo[i] = (unsigned char)have;
     }
-    if (!sp_opt.symbolize)
+    if (!sp_opt.symbolize || !a2l_path[0])
         return;
-    int done[SP_SYM_MAX] = {0};
-    if (use_cache)
-        pthread_mutex_lock(&cache_lock);
-    for (int i = 0; use_cache && i < n; i++) {
-        unsigned c = cache_slot(pc[i], i > 0);
-        if (have[i] && cache[c].pc == pc[i] && cache[c].adjusted == (i > 0)) {
-            out[i] = cache[c].fi;
-            done[i] = 1;
-        }
-    }
-    if (use_cache)
-        pthread_mutex_unlock(&cache_lock);
-    int was_done[SP_SYM_MAX];
-    memcpy(was_done, done, sizeof(done));
-    for (int i = 0; i < n; i++) {
-        if (!have[i] || done[i])
-            continue;
-        uintptr_t addr[SP_SYM_MAX];
-        int idx[SP_SYM_MAX], k = 0;
-        const char *path = info[i].dli_fname;
-        char exe[512];
-        if (!path[0]) { /* the main program */
-            ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-            if (l <= 0)
-                continue;
-            exe[l] = '\0';
-            path = exe;
-        }
-        for (int j = i; j < n; j++) {
-            if (!have[j] || done[j] || info[j].dli_fbase != info[i].dli_fbase)
-                continue;
-            /* Return addresses point after the call: look up the call. */
-            uintptr_t p = (uintptr_t)pc[j] - (j > 0 ? 1 : 0);
-            addr[k] = file_address(p, &info[j]);
-            idx[k++] = j;
-            done[j] = 1;
-        }
-        run_addr2line(path, addr, idx, k, out, use_cache);
-    }
-    if (!use_cache)
-        return;
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n; i++) {
-        if (!have[i] || was_done[i])
+        unsigned c = cache_slot(pc[i], adj[i]);
+        if (todo[i] && cache[c].pc == pc[i] && cache[c].adjusted == adj[i]) {
+            out[i] = cache[c].fi;
+            todo[i] = 0;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    memcpy(fresh, todo, sizeof(fresh));
+    symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull);
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n; i++) {
+        if (!fresh[i] || todo[i]) /* not asked, or not answered */
             continue;
-        unsigned c = cache_slot(pc[i], i > 0);
+        unsigned c = cache_slot(pc[i], adj[i]);
         cache[c].pc = pc[i];
-        cache[c].adjusted = i > 0;
+        cache[c].adjusted = adj[i];
         cache[c].fi = out[i];
     }
     pthread_mutex_unlock(&cache_lock);
+    pthread_setcancelstate(cancel, NULL);
+}
+
+void sp_symbolize_dying(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
+                        uint64_t deadline_ns)
+{
+    static Dl_info info[SP_SYM_BATCH];
+    static unsigned char todo[SP_SYM_BATCH];
+    if (n > SP_SYM_BATCH)
+        n = SP_SYM_BATCH;
+    for (int i = 0; i < n; i++) {
+        int have;
+        plain(pc[i], &info[i], &have, &out[i]);
+        todo[i] = (unsigned char)have;
+    }
+    if (sp_opt.symbolize)
+        symbolize_frames(pc, adj, n, out, info, todo, 1, deadline_ns);
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+void sp_symbolize_fork_prepare(void) { pthread_mutex_lock(&pipe_lock); }
+
+void sp_symbolize_fork_parent(void) { pthread_mutex_unlock(&pipe_lock); }
+
+void sp_symbolize_fork_child(void)
+{
+    for (int i = 0; i < MAX_PIPE_FDS; i++) {
+        if (pipe_fds[i])
+            close(pipe_fds[i] - 1);
+        pipe_fds[i] = 0;
+    }
+    pthread_mutex_unlock(&pipe_lock);
+    /* The parent's other threads are gone, maybe holding these. */
+    if (pthread_mutex_trylock(&cache_lock) == 0)
+        pthread_mutex_unlock(&cache_lock);
+    else
+        memset(cache, 0, sizeof(cache)); /* an entry may be half written */
+    pthread_mutex_init(&cache_lock, NULL);
+    pthread_mutex_init(&spawn_lock, NULL);
 }
 
 int sp_format_frame(char *buf, size_t n, int i, void *pc, const sp_frame_info *f)

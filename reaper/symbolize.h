@@ -12,7 +12,8 @@
 extern "C" {
 #endif
 
-#define SP_SYM_MAX 64
+#define SP_SYM_MAX 64      /* frames per sp_symbolize call */
+#define SP_SYM_BATCH 2048  /* frames per sp_symbolize_dying call */
 
 typedef struct sp_frame_info {
     char func[128];        /* function (demangled), or "" */
@@ -23,17 +24,32 @@ typedef struct sp_frame_info {
     int has_offset;
 } sp_frame_info;
 
-/* Prepares spawning addr2line (allocates once); before any symbolization
- * can run inside a hook. Symbolization without it uses dladdr only. */
+/* Finds addr2line on PATH (once); before any symbolization can run inside a
+ * hook. Without it, symbolization uses dladdr only. */
 void sp_symbolize_init(void);
 
-/* Symbolize n program counters (at most SP_SYM_MAX). Spawns addr2line
- * (symbolize option) without allocating; never fails: missing parts stay
- * empty. */
+/* Symbolize n program counters (at most SP_SYM_MAX; pc[0] is where the
+ * stack was taken, the others return addresses). Runs addr2line (symbolize
+ * option) without allocating, invisibly to the program, and bounded in
+ * time; never fails: missing parts stay empty. Not a cancellation point. */
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
-/* The same from a fatal signal handler: no cache, and no lock waited for. */
-void sp_symbolize_dying(void *const *pc, int n, sp_frame_info *out);
+/* Many frames at once from a fatal signal handler (at most SP_SYM_BATCH;
+ * adj[i] nonzero: pc[i] is a return address). No lock, no cache, static
+ * memory: one caller at a time. One addr2line run per module (and per 256
+ * addresses); none is started after deadline_ns, and one still running then
+ * is killed: its frames keep module+offset. */
+void sp_symbolize_dying(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
+                        uint64_t deadline_ns);
+
+/* Module, offset and exported name only (dladdr). */
+void sp_symbolize_plain(void *pc, sp_frame_info *out);
+
+/* fork: prepare takes only the short lock around the symbolizer's pipes;
+ * the child closes the pipes it inherited and starts with fresh locks. */
+void sp_symbolize_fork_prepare(void);
+void sp_symbolize_fork_parent(void);
+void sp_symbolize_fork_child(void);
 
 /* "    #i 0xPC in func file:line (module+0xoff)\n" into buf. */
 int sp_format_frame(char *buf, size_t n, int i, void *pc, const sp_frame_info *f);
