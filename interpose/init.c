@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
@@ -81,4 +82,40 @@ void sp_at_exit(int status, void *arg)
         fflush(NULL);
         _exit((int)sp_opt.exitcode);
     }
+}
+
+/* _exit, _Exit and quick_exit: the program asked for no cleanup, so nothing
+ * is drained and no leak is looked for; but the report is written and
+ * strict mode's verdict kept (G9). Returns the status to exit with. A vfork
+ * child (it shares its parent's memory) only exits. */
+static int exit_now_status(int status)
+{
+    if (!sp_diag_own_process() || __atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
+        return status;
+    if (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0)
+        return status;
+    sp_diag_finish(status);
+    if (sp_opt.strict && status == 0 && sp_violations() > 0) {
+        sp_log(SP_LOG_ERROR, "strict", "%llu violation(s): exit status %ld",
+               (unsigned long long)sp_violations(), sp_opt.exitcode);
+        return (int)sp_opt.exitcode;
+    }
+    return status;
+}
+
+void sp_exit_immediately(int status)
+{
+    status = exit_now_status(status);
+    if (sp_real._exit)
+        sp_real._exit(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+void sp_quick_exit(int status)
+{
+    status = exit_now_status(status);
+    if (sp_real.quick_exit)
+        sp_real.quick_exit(status);
+    sp_exit_immediately(status);
 }

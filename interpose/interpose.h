@@ -59,6 +59,11 @@ void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
  * strict mode's exit status. */
 void sp_at_exit(int status, void *arg);
 
+/* _exit/_Exit and quick_exit: the report and strict mode's exit status,
+ * without the drain, then the real call. */
+void sp_exit_immediately(int status) __attribute__((noreturn));
+void sp_quick_exit(int status) __attribute__((noreturn));
+
 /* 1 while the calling thread runs a host function of the program. */
 int sp_in_host_function(void);
 

@@ -126,6 +126,12 @@ SP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
     return sp_mmap(addr, len, prot, flags, fd, off);
 }
 
+SP_EXPORT void _exit(int status) { sp_exit_immediately(status); }
+
+SP_EXPORT void _Exit(int status) { sp_exit_immediately(status); }
+
+SP_EXPORT void quick_exit(int status) { sp_quick_exit(status); }
+
 /* dlsym on a handle: hooked HIP names resolve to these shims (reach.c). */
 void *sp_dlsym(void *handle, const char *name, void *caller);
 
