@@ -172,3 +172,219 @@ echo "$out" | grep -qE "#0 0x[0-9a-f]+ in main .*log_noalloc\.c:[0-9]+" || why="
 [ "$n" = 0 ] || why="$why; $n allocations while printing"
 if [ -z "$why" ]; then ok "a symbolized diagnostic from a hook allocates nothing"
 else nok "diagnostic allocates nothing" "${why#; }"; fi
+
+# ---- issue 15/14: what the program sees stays the program's ----------------------
+# Each check runs the program bare and under safepin where that applies.
+# Stand-ins for addr2line, first on PATH: slow (A2L_DELAY seconds, then the
+# real one), counting (a line per run into $A2L_COUNT), hanging.
+A2L=$(command -v addr2line)
+mkdir -p "$T/a2l-slow" "$T/a2l-count" "$T/a2l-hang"
+printf '#!/bin/sh\nsleep "${A2L_DELAY:-0.5}"\nexec %s "$@"\n' "$A2L" >"$T/a2l-slow/addr2line"
+printf '#!/bin/sh\necho run >>"$A2L_COUNT"\nexec %s "$@"\n' "$A2L" >"$T/a2l-count/addr2line"
+printf '#!/bin/sh\nexec sleep 600\n' >"$T/a2l-hang/addr2line"
+chmod +x "$T"/a2l-*/addr2line
+ABS_SIM=$(cd "$SIM" && pwd)
+ABS_LIB=$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")
+ABS_PROG=$(cd "$(dirname "$PROG")" && pwd)/$(basename "$PROG")
+run_sp() { LD_PRELOAD=$ABS_LIB LD_LIBRARY_PATH=$ABS_SIM timeout 60 "$@"; }
+run_bare() { LD_LIBRARY_PATH=$ABS_SIM timeout 60 "$@"; }
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1], encoding="utf-8")); print(eval(sys.argv[2]))' "$@" 2>&1; }
+check() { if [ -z "$2" ]; then ok "$1"; else nok "$1" "${2#; }"; fi; }
+
+# Item 3: _exit, _Exit and quick_exit after a violation keep the report and strict mode's status.
+for how in _exit _Exit quick_exit; do
+    why=
+    run_bare "$ABS_PROG" exit-$how >/dev/null 2>&1; rc=$?
+    [ $rc -eq 0 ] || why="$why; bare exit $rc"
+    rm -f "$T/x.json"
+    SAFEPIN_OPTIONS="strict=1:report=$T/x.json" run_sp "$ABS_PROG" exit-$how >"$T/x.out" 2>&1; rc=$?
+    [ $rc -eq 23 ] || why="$why; strict exit $rc, want 23"
+    [ "$(jget "$T/x.json" 'd["codes"]["double-unregister"], d["violations_total"]')" = "(1, 1)" ] \
+        || why="$why; report: $(jget "$T/x.json" 'd["violations_total"]')"
+    grep -q "^OK" "$T/x.out" || why="$why; program output lost"
+    check "exit: $how after a violation: report written, strict exit 23 (bare: 0)" "$why"
+done
+
+# Item 5: a forked child starts clean, with its own log and report.
+for mode in fork-clean fork-violate; do
+    rm -rf "$T/fk"; mkdir "$T/fk"
+    why=
+    out=$(run_bare "$ABS_PROG" $mode 2>&1)
+    echo "$out" | grep -q "status 0$" || why="$why; bare: $out"
+    out=$(SAFEPIN_OPTIONS="strict=1:report=$T/fk/r.%p.json:log_path=$T/fk/log.%p" run_sp "$ABS_PROG" $mode 2>&1); rc=$?
+    ppid=$(ls "$T/fk" | sed -n 's/^r\.\([0-9]*\)\.json$/\1/p' | sort -n | head -1)
+    cpid=$(echo "$out" | sed -n 's/^child \([0-9]*\) status.*/\1/p')
+    [ $rc -eq 23 ] || why="$why; parent exit $rc, want 23 (its own violation)"
+    [ "$(jget "$T/fk/r.$ppid.json" '[k for k,v in d["codes"].items() if v], d["violations_total"]')" = "(['double-unregister'], 1)" ] \
+        || why="$why; parent report: $(jget "$T/fk/r.$ppid.json" 'd["codes"]')"
+    grep -q "unregister-unknown" "$T/fk/log.$ppid" 2>/dev/null && why="$why; the child's diagnostic is in the parent's log"
+    if [ $mode = fork-clean ]; then
+        echo "$out" | grep -q "status 0$" || why="$why; clean child: $out (want status 0 under strict mode)"
+        [ "$(jget "$T/fk/r.$cpid.json" 'd["violations_total"], d["counters"]["registrations"]')" = "(0, 1)" ] \
+            || why="$why; child report: $(jget "$T/fk/r.$cpid.json" 'd["violations_total"], d["codes"]')"
+        [ -e "$T/fk/log.$cpid" ] && why="$why; a child with nothing to say has a log file"
+    else
+        echo "$out" | grep -q "status 23$" || why="$why; child: $out (want 23: its own violation)"
+        [ "$(jget "$T/fk/r.$cpid.json" '[k for k,v in d["codes"].items() if v], d["violations_total"]')" = "(['unregister-unknown'], 1)" ] \
+            || why="$why; child report: $(jget "$T/fk/r.$cpid.json" 'd["codes"]')"
+        grep -q "==$cpid==safepin: unregister-unknown" "$T/fk/log.$cpid" 2>/dev/null || why="$why; no child log file with its diagnostic"
+        grep -q "double-unregister" "$T/fk/log.$cpid" 2>/dev/null && why="$why; the parent's diagnostic is in the child's log"
+    fi
+    check "fork ($mode): the child starts with no violations, its own log and report" "$why"
+done
+
+# Item 6: the program closes every descriptor, opens its own file (it gets the
+# log's old number), and makes a diagnostic: safepin does not write into it.
+why=
+run_bare "$ABS_PROG" reuse-log-fd "$T/own" >/dev/null 2>&1 || why="$why; bare failed"
+[ "$(cat "$T/own" 2>/dev/null)" = "program data" ] || why="$why; bare: own file $(head -c 200 "$T/own")"
+rm -f "$T/own" "$T/lfd.log"
+SAFEPIN_OPTIONS="log_path=$T/lfd.log" run_sp "$ABS_PROG" reuse-log-fd "$T/own" >"$T/lfd.out" 2>&1 || why="$why; exit $?"
+[ "$(cat "$T/own" 2>/dev/null)" = "program data" ] || why="$why; the program's file holds: $(head -c 200 "$T/own")"
+[ "$(grep -c "safepin: double-unregister:" "$T/lfd.log" 2>/dev/null)" = 2 ] || why="$why; log has $(grep -c "double-unregister:" "$T/lfd.log") of 2 diagnostics"
+check "log: a descriptor number the program reused is not written to" "$why"
+
+# Item 7: addr2line is never the program's child: wait() returns the
+# program's own child, SIGCHLD comes once (for it), and nothing is left to wait for.
+for pers in current legacy; do
+    why=
+    out=$(SIMHIP_PERSONALITY=$pers run_bare "$ABS_PROG" children 2>&1) || why="$why; bare: $(echo "$out" | tail -2)"
+    out=$(SIMHIP_PERSONALITY=$pers run_sp "$ABS_PROG" children 2>&1); rc=$?
+    [ $rc -eq 0 ] || why="$why; exit $rc: $(echo "$out" | grep "own child")"
+    echo "$out" | grep -qE "#0 0x[0-9a-f]+ in twenty_diagnostics .*diag_codes\.c:[0-9]+" || why="$why; stacks not symbolized"
+    check "symbolizer: addr2line invisible to wait() and SIGCHLD ($pers)" "$why"
+done
+why=
+out=$(run_bare "$ABS_PROG" children subreaper 2>&1) || why="$why; bare: $(echo "$out" | tail -2)"
+out=$(run_sp "$ABS_PROG" children subreaper 2>&1) || why="$why; exit $?: $(echo "$out" | grep "own child")"
+check "symbolizer: nothing visible to a program that adopts orphans (subreaper)" "$why"
+
+# Item 8: two GPU faults at once; a fault after ~200 events; a hung addr2line.
+pm_check() { # output -> problems with the post-mortem's last range history
+    local out=$1 addr hist
+    echo "$out" | grep -q "safepin: end of post-mortem" || echo "no end of post-mortem"
+    addr=$(echo "$out" | sed -n 's/^==[0-9]*==safepin: post-mortem: abort (signal 6) at address \(0x[0-9a-f]*\)$/\1/p' | head -1)
+    [ -n "$addr" ] || echo "no post-mortem line"
+    hist=$(echo "$out" | sed -n "/history of the ranges that held $addr/,\$p")
+    for ev in register unregister released; do
+        echo "$hist" | grep -qE "\] $ev +0x" || echo "range history lacks '$ev'"
+    done
+    echo "$hist" | grep -qE "^    #[0-9]+ 0x[0-9a-f]+ in .*\(diag_codes\+0x" || echo "range history has no frames"
+}
+why=
+out=$(run_bare "$ABS_PROG" two-faults 2>&1); rc=$?
+[ $rc -eq 134 ] && [ "$(echo "$out" | grep -c "Memory access fault")" -ge 1 ] || why="$why; bare: exit $rc"
+echo "$out" | grep -q safepin && why="$why; bare has safepin lines"
+out=$(run_sp "$ABS_PROG" two-faults 2>&1); rc=$?
+[ $rc -eq 134 ] || why="$why; exit $rc"
+[ "$(echo "$out" | grep -c "Memory access fault")" -eq 2 ] || why="$why; $(echo "$out" | grep -c "Memory access fault") faults, want 2"
+p=$(pm_check "$out"); [ -n "$p" ] && why="$why; $(echo $p)"
+check "post-mortem: two GPU faults at once give one complete report" "$why"
+[ -n "$why" ] && echo "$out" | tail -20 | sed 's/^/# /'
+
+why=
+rm -f "$T/a2l.count"
+out=$(PATH="$T/a2l-count:$PATH" A2L_COUNT="$T/a2l.count" run_sp "$ABS_PROG" history-fault 2>&1); rc=$?
+runs=$(wc -l <"$T/a2l.count" 2>/dev/null || echo 0)
+[ $rc -eq 134 ] || why="$why; exit $rc"
+[ "$(echo "$out" | grep -cE "\] (register|unregister) +0x")" -ge 150 ] || why="$why; history too short"
+[ "$runs" -ge 1 ] && [ "$runs" -le 8 ] || why="$why; $runs addr2line runs (want one per module: at most 8)"
+echo "$out" | grep -qE "^    #0 0x[0-9a-f]+ in other_modes .*diag_codes\.c:[0-9]+" || why="$why; frames not symbolized"
+p=$(pm_check "$out"); [ -n "$p" ] && why="$why; $(echo $p)"
+check "post-mortem: ~200 events symbolized in one batch ($runs addr2line runs)" "$why"
+
+why=
+out=$(PATH="$T/a2l-hang:$PATH" run_sp "$ABS_PROG" history-fault 2>&1); rc=$?
+[ $rc -eq 134 ] || why="$why; exit $rc (124: hung)"
+p=$(pm_check "$out"); [ -n "$p" ] && why="$why; $(echo $p)"
+echo "$out" | grep -q "in ?? (diag_codes+0x" || why="$why; no module+offset frames"
+check "post-mortem: a hung addr2line is abandoned at the deadline: module+offset" "$why"
+
+# Item 12: option and report values.
+why=
+for e in 256 512 300 0 -1; do
+    out=$(SAFEPIN_OPTIONS="strict=1:exitcode=$e" run_sp "$ABS_PROG" double-unregister 2>&1); rc=$?
+    [ $rc -eq 23 ] || why="$why; exitcode=$e: exit $rc"
+    echo "$out" | grep -q "safepin: options: exitcode=$e is outside 1..255" || why="$why; exitcode=$e: not reported"
+done
+check "options: exitcode outside 1..255 is rejected (the default 23 stays)" "$why"
+
+why=
+out=$(SAFEPIN_OPTIONS="report=/dev/full:log=error" run_sp "$ABS_PROG" double-unregister 2>&1)
+echo "$out" | grep -q "safepin: report: cannot write report '/dev/full': No space left" || why="$why; /dev/full: silent"
+out=$(SAFEPIN_OPTIONS="report=$T/no/such/dir/r.json:log=error" run_sp "$ABS_PROG" double-unregister 2>&1)
+echo "$out" | grep -q "safepin: report: cannot write report '$T/no/such/dir/r.json'" || why="$why; missing directory: silent"
+check "report: a report that cannot be written is said, even at log=error" "$why"
+
+why=
+rm -rf "$T/cd"; mkdir -p "$T/cd/sub"
+(cd "$T/cd" && SAFEPIN_OPTIONS="report=rel.json:log_path=rel.log" run_sp "$ABS_PROG" chdir sub >/dev/null 2>&1) || why="$why; exit $?"
+[ -f "$T/cd/rel.json" ] && [ ! -e "$T/cd/sub/rel.json" ] || why="$why; report in: $(cd "$T/cd" && find . -name 'rel.json')"
+grep -q "double-unregister" "$T/cd/rel.log" 2>/dev/null || why="$why; log in: $(cd "$T/cd" && find . -name 'rel.log')"
+check "options: relative report and log paths are resolved at start, not after chdir" "$why"
+
+why=
+rm -f "$T"/comma*
+SAFEPIN_OPTIONS="log_path=$T/comma,a.log:log=warn" run_sp "$ABS_PROG" double-unregister >/dev/null 2>"$T/comma.err"
+grep -q "double-unregister" "$T/comma,a.log" 2>/dev/null || why="$why; no log file named 'comma,a.log': $(ls "$T" | grep comma)"
+grep -q "malformed option" "$T/comma.err" && why="$why; ',' split the option"
+check "options: ',' is part of a value, not a separator" "$why"
+
+why=
+mkdir -p "$T/u8"; U8="$T/u8/prog"$'\xe9\xff'; cp "$ABS_PROG" "$U8"
+SAFEPIN_OPTIONS="report=$T/u8/r.json" run_sp "$U8" double-unregister >/dev/null 2>&1 || why="$why; exit $?"
+m=$(jget "$T/u8/r.json" 'd["violations"][0]["at"]["frames"][0]["module"]')
+[ "$m" = "progéÿ" ] || why="$why; report: $m"
+check "report: a non-UTF-8 program path is escaped (valid JSON)" "$why"
+
+why=
+for pers in current legacy; do
+    SIMHIP_PERSONALITY=$pers SAFEPIN_OPTIONS="report=$T/rt.json" run_sp "$ABS_PROG" runtime-error >/dev/null 2>&1
+    r=$(jget "$T/rt.json" 'd["counters"]["runtime_errors"] == d["codes"]["runtime-error"] >= 1')
+    [ "$r" = True ] || why="$why; $pers: $(jget "$T/rt.json" 'd["counters"]["runtime_errors"], d["codes"]["runtime-error"]')"
+done
+check "report: runtime errors counted once in codes and counters" "$why"
+
+why=
+rm -rf "$T/lazy"; mkdir "$T/lazy"
+SAFEPIN_OPTIONS="log_path=$T/lazy/log.%p" run_sp sh -c 'ls / >/dev/null; cat </dev/null; true'
+SAFEPIN_OPTIONS="log_path=$T/lazy/log.%p" run_sp "$ABS_PROG" nested-register >/dev/null
+n=$(ls "$T/lazy" | wc -l)
+[ "$n" -eq 0 ] || why="$why; $n log files for processes that said nothing"
+SAFEPIN_OPTIONS="log_path=$T/lazy/log.%p" run_sp "$ABS_PROG" double-unregister >/dev/null
+[ "$(ls "$T/lazy" | wc -l)" -eq 1 ] || why="$why; no log file for a process with a diagnostic"
+check "log: opened when first written (sh, ls, cat create no log file)" "$why"
+
+# Item 13: the launcher's usage errors and causes.
+why=
+mkdir -p "$T/lcwd"
+for args in "--exitcode" "--report" "--log-file" "--lib"; do
+    out=$(cd "$T/lcwd" && "$OLDPWD/$L" $args 2>&1); rc=$?
+    [ $rc -eq 2 ] && echo "$out" | grep -q "^safepin: option '$args' needs a value" || why="$why; '$args' alone: rc $rc: $out"
+done
+out=$(cd "$T/lcwd" && "$OLDPWD/$L" --report -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && echo "$out" | grep -q "needs a value, not '--'" || why="$why; --report --: rc $rc: $out"
+[ -e "$T/lcwd/--" ] && why="$why; a file named '--' was written"
+out=$("$L" --exitcode 256 -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && echo "$out" | grep -q "1 to 255" || why="$why; --exitcode 256: rc $rc: $out"
+out=$("$L" --lib /nope.so -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && echo "$out" | grep -q "^safepin: --lib /nope.so: no such file" || why="$why; --lib /nope.so: rc $rc: $out"
+check "launcher: missing values, '--' as a value, a wrong --lib: clear errors" "$why"
+
+# Issue 14, item 4: a thread cancelled while its diagnostic is symbolized
+# (read/poll/waitpid are cancellation points) leaves no lock held.
+why=
+out=$(PATH="$T/a2l-slow:$PATH" A2L_DELAY=0.5 run_bare "$ABS_PROG" cancel 2>&1) || why="$why; bare: $out"
+out=$(PATH="$T/a2l-slow:$PATH" A2L_DELAY=0.5 run_sp "$ABS_PROG" cancel 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "^OK" || why="$why; exit $rc (124: hung)"
+check "cancel: a thread cancelled during symbolization leaves no lock held" "$why"
+
+# Issue 14, item 5: children forked while diagnostics are symbolized hold
+# none of the symbolizer's pipes, make diagnostics of their own, and never
+# stall the parent.
+why=
+out=$(PATH="$T/a2l-slow:$PATH" A2L_DELAY=0.05 run_bare "$ABS_PROG" fork-symbolize 2>&1) || why="$why; bare: $(echo "$out" | tail -2)"
+out=$(PATH="$T/a2l-slow:$PATH" A2L_DELAY=0.05 run_sp "$ABS_PROG" fork-symbolize 2>&1); rc=$?
+[ $rc -eq 0 ] || why="$why; exit $rc: $(echo "$out" | grep children)"
+[ "$(echo "$out" | grep -c "safepin: unregister-unknown")" -ge 40 ] || why="$why; children's diagnostics missing"
+check "fork: during symbolization, no pipe leaks into the child and no lock blocks it" "$why"
