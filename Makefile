@@ -59,6 +59,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
+MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
 
@@ -66,7 +67,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN)
+all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -108,6 +109,10 @@ $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
+$(B)/tests/model/%: tests/model/%.c simhip/simhip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c
 	@mkdir -p $(dir $@)
@@ -140,7 +145,7 @@ san-builds: deps
 	$(MAKE) -j2 SAN=tsan san-all
 
 test: deps
-	$(MAKE) -j2 all
+	$(MAKE) -j2 all build/fuzz/options_fuzz
 	$(MAKE) san-builds
 	@scripts/run-tests
 
@@ -184,3 +189,24 @@ clean:
 	rm -rf build
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- fuzzing ------------------------------------------------------------
+# make fuzz SECONDS=N      random model seeds for N seconds (tests/model/run.sh)
+# make fuzz-options SECONDS=N  the libFuzzer target for SAFEPIN_OPTIONS
+SECONDS ?= 60
+FUZZ_OPT_BIN := build/fuzz/options_fuzz
+
+$(FUZZ_OPT_BIN): tests/fuzz/options_fuzz.c reaper/options.c reaper/options.h reaper/options.inc
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ireaper -Iinterpose -Iregistry \
+	  tests/fuzz/options_fuzz.c reaper/options.c -o $@
+
+.PHONY: fuzz fuzz-options
+fuzz: deps
+	$(MAKE) -j2 all
+	@scripts/fuzz $(SECONDS)
+
+fuzz-options: deps $(FUZZ_OPT_BIN)
+	@mkdir -p build/fuzz/corpus
+	$(FUZZ_OPT_BIN) -max_total_time=$(SECONDS) -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
