@@ -479,12 +479,19 @@ static void *reaper_main(void *arg)
         sp_range *r = batch;
         while (r) {
             sp_range *next = r->release;
-            r->in_batch = 0;
+            /* in_batch stays set through the revive grace (which waits with
+             * the lock released): a range revived and released again
+             * meanwhile is left to the re-enqueue below. Cleared first, a
+             * second sp_reaper_release queued it too and the enqueue below
+             * linked it to itself (the model's seed 9; revive_rerelease). */
             if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
-                /* revived */
+                r->in_batch = 0; /* revived */
             } else if (r->rel_seq > mark_seq) {
-                enqueue(r); /* unregistered again after the markers: new round */
+                r->in_batch = 0;
+                if (!r->queued)
+                    enqueue(r); /* unregistered again after the markers: new round */
             } else {
+                r->in_batch = 0;
                 complete_release(r);
             }
             r = next;
