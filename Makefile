@@ -59,7 +59,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
-MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease
+MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
 
@@ -110,6 +110,10 @@ $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 

@@ -67,6 +67,7 @@ static void init_once(void)
             v = SH_MAX_DEVICES;
         sh_cfg.ndevices = (int)v;
     }
+    sh_fail_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 

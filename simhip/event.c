@@ -70,11 +70,15 @@ static hipError_t event_create(hipEvent_t *event, unsigned flags)
 
 hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags)
 {
+    if (event && sh_fail(SH_FAIL_EVENT_CREATE))
+        return sh_ret(hipErrorOutOfMemory);
     return event_create(event, flags);
 }
 
 hipError_t hipEventCreate(hipEvent_t *event)
 {
+    if (event && sh_fail(SH_FAIL_EVENT_CREATE))
+        return sh_ret(hipErrorOutOfMemory);
     return event_create(event, 0);
 }
 
@@ -102,6 +106,8 @@ hipError_t hipEventDestroy(hipEvent_t event)
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
 {
     sh_init();
+    if (sh_fail(SH_FAIL_EVENT_RECORD))
+        return sh_ret(hipErrorUnknown);
     hipError_t err = hipSuccess;
     pthread_mutex_lock(&sh_dev_lock);
     struct sh_event *e = event_lookup_locked(event);
@@ -147,6 +153,8 @@ hipError_t hipEventQuery(hipEvent_t event)
 hipError_t hipEventSynchronize(hipEvent_t event)
 {
     sh_init();
+    if (sh_fail(SH_FAIL_EVENT_SYNC))
+        return sh_ret(hipErrorUnknown);
     pthread_mutex_lock(&sh_dev_lock);
     struct sh_event *e = event_lookup_locked(event);
     if (e)

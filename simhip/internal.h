@@ -39,6 +39,15 @@ void sh_init(void);                  /* idempotent, called by every entry point 
 int sh_current_device(void);
 void sh_sleep_us(unsigned us);
 
+/* ---- fail.c: injected faults (SIMHIP_FAIL) ------------------------------ */
+enum sh_fail_call {
+    SH_FAIL_REGISTER, SH_FAIL_UNREGISTER, SH_FAIL_EVENT_CREATE, SH_FAIL_EVENT_RECORD,
+    SH_FAIL_EVENT_SYNC, SH_FAIL_STREAM_CREATE, SH_FAIL_HOSTFN, SH_FAIL_COUNT
+};
+void sh_fail_init(void);             /* from sh_init's one-time init */
+/* true: this call of c fails (no effect; the caller returns its error). */
+bool sh_fail(enum sh_fail_call c);
+
 /* ---- errors.c -------------------------------------------------------- */
 hipError_t sh_ret(hipError_t e);     /* records e as the thread's last error */
 const char *sh_error_name(hipError_t e);

@@ -354,6 +354,8 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     uintptr_t p = (uintptr_t)hostPtr;
     if (p + sizeBytes < p)
         return sh_ret(hipErrorInvalidValue);
+    if (sh_fail(SH_FAIL_REGISTER))
+        return sh_ret(hipErrorOutOfMemory);
 
     /* Already registered (or overlapping): success, the old registration
      * and its size stay (the runtime keeps its old memory object). */
@@ -400,6 +402,8 @@ hipError_t hipHostUnregister(void *hostPtr)
     if (e != hipSuccess)
         return sh_ret(e);
     uintptr_t p = (uintptr_t)hostPtr;
+    if (sh_fail(SH_FAIL_UNREGISTER))
+        return sh_ret(hipErrorUnknown);
 
     pthread_rwlock_wrlock(&sh_mem_lock);
     struct sh_range *r = find_containing(p);

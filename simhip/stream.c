@@ -438,6 +438,8 @@ static hipError_t stream_create(hipStream_t *out, unsigned flags, int prio)
     sh_init();
     if (!out || (flags & ~(unsigned)hipStreamNonBlocking))
         return sh_ret(hipErrorInvalidValue);
+    if (sh_fail(SH_FAIL_STREAM_CREATE))
+        return sh_ret(hipErrorOutOfMemory);
     pthread_mutex_lock(&sh_dev_lock);
     struct sh_stream *s = stream_new_locked(sh_current_device(), flags, prio);
     pthread_mutex_unlock(&sh_dev_lock);
@@ -539,6 +541,8 @@ hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback
     sh_init();
     if (!callback || flags != 0)
         return sh_ret(hipErrorInvalidValue);
+    if (sh_fail(SH_FAIL_HOSTFN))
+        return sh_ret(hipErrorUnknown);
     struct sh_work w = { .kind = W_CALLBACK, .cb = callback, .handle = stream, .arg = userData };
     return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
 }
@@ -548,6 +552,8 @@ hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
     sh_init();
     if (!fn)
         return sh_ret(hipErrorInvalidValue);
+    if (sh_fail(SH_FAIL_HOSTFN))
+        return sh_ret(hipErrorUnknown);
     struct sh_work w = { .kind = W_HOSTFN, .hfn = fn, .handle = stream, .arg = userData };
     return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
 }

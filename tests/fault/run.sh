@@ -1,0 +1,85 @@
+#!/bin/bash
+# tests/fault/run.sh - injected runtime faults (simhip's SIMHIP_FAIL) under
+# safepin, both personalities. TAP. One workload (fault_prog.c); per fault,
+# what must happen:
+#   every row: exit 0 and OK, no device fault, no runtime abort, no hang,
+#              "bytes ok" (no byte lost after hipDeviceSynchronize: nothing
+#              was released early, nothing freed under the device)
+#   want:      lines the program must print (the return codes it sees;
+#              "_" stands for a space, "|" separates lines)
+#   diag:      "runtime-error" when safepin made the failing call (must
+#              appear), "-" when the program made it (must not appear)
+#   same:      yes: the program's lines equal the bare runtime's (the
+#              runtime's error passes through unchanged)
+#              (current personality: the bare legacy runtime faults on
+#              this workload, the hazard safepin exists for)
+# Known gaps, not asserted here: a marker that cannot be created or recorded
+# lets an ordered unregister return before the device work is done (stale
+# bytes, no diagnostic; the release itself still waits), and a failed real
+# unregister is reported but the memory is then treated as released.
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+LIB=$BUILD/libsafepin.so
+BIN=$BUILD/tests/fault/fault_prog
+LOGDIR=$BUILD/test-logs/fault
+mkdir -p "$LOGDIR"
+ulimit -c 0 2>/dev/null
+# SIMHIP_FAIL            want (| separated)                          diag           same
+ROWS='
+register:1              hipHostRegister_2                            -              yes
+stream_create:1         hipStreamCreate_2                            -              yes
+hostfn:1                hipStreamAddCallback_999                     -              yes
+unregister:1            hipHostUnregister_0                          runtime-error  no
+event_sync:1+           hipHostUnregister_0                          runtime-error  no
+event_create:1+         hipHostUnregister_0                          -              no
+event_record:1+         hipHostUnregister_0                          -              no
+event_create:2          hipHostUnregister_0                          -              no
+event_record:2          hipHostUnregister_0                          -              no
+register:0.5,unregister:0.5,event_create:0.3,event_record:0.3,event_sync:0.3,stream_create:0.5,hostfn:0.5 - any any
+'
+BAD='Memory access fault by GPU|simhip: runtime abort|simhip: deadlock|bytes lost'
+N=0 F=0
+ok() { N=$((N + 1)); echo "ok - $1"; }
+no() { N=$((N + 1)); F=$((F + 1)); echo "not ok - $1: $2"; }
+run() { # log preload fail pers [seed]
+    { timeout -k 5 30 env SIMHIP_FAIL="$3" SIMHIP_PERSONALITY="$4" SIMHIP_FAIL_SEED="${5:-1}" \
+        LD_LIBRARY_PATH=$BUILD/simhip ${2:+LD_PRELOAD=$2} SAFEPIN_OPTIONS=backtrace=0 \
+        "$BIN" >"$1" 2>&1; RC=$?; } 2>/dev/null
+}
+while read -r fail want diag same; do
+    [ -z "$fail" ] && continue
+    seeds=1; [ "$diag" = any ] && seeds="1 2 3 4 5 6"
+    for pers in current legacy; do
+        for seed in $seeds; do
+            name="SIMHIP_FAIL=$fail $pers${seed:+ seed $seed}"
+            [ "$diag" = any ] || name="SIMHIP_FAIL=$fail $pers"
+            log=$LOGDIR/$(echo "$fail-$pers-$seed" | tr ':,+' '__p').log
+            run "$log.bare" "" "$fail" "$pers" "$seed"
+            run "$log" "$LIB" "$fail" "$pers" "$seed"
+            why=
+            if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then why="hang"
+            elif grep -qE "$BAD" "$log"; then why=$(grep -m1 -E "$BAD" "$log")
+            elif [ "$RC" -ne 0 ] || ! grep -qx OK "$log"; then why="exit $RC: $(tail -n1 "$log")"
+            elif ! grep -qx 'bytes ok' "$log"; then why="no 'bytes ok'"
+            fi
+            if [ -z "$why" ] && [ "$want" != - ]; then
+                IFS='|' read -ra lines <<<"$want"
+                for l in "${lines[@]}"; do l=${l//_/ }; grep -qx "$l" "$log" || why="no line '$l'"; done
+            fi
+            if [ -z "$why" ]; then
+                case $diag in
+                runtime-error) grep -q 'safepin: runtime-error' "$log" || why="no runtime-error diagnostic" ;;
+                -) grep -q 'safepin: runtime-error' "$log" && why="unexpected $(grep -m1 runtime-error "$log")" ;;
+                esac
+            fi
+            if [ -z "$why" ] && [ "$same" = yes ] && [ "$pers" = current ]; then
+                diff <(grep -E '^hip[A-Za-z]* -?[0-9]+$' "$log.bare") \
+                     <(grep -E '^hip[A-Za-z]* -?[0-9]+$' "$log") >/dev/null ||
+                    why="return codes differ from the bare runtime's"
+            fi
+            if [ -z "$why" ]; then ok "fault $name"; else no "fault $name" "$why"; fi
+        done
+    done
+done <<<"$ROWS"
+echo "# fault: $N runs, $F failed"
+[ "$F" -eq 0 ]
