@@ -51,8 +51,9 @@ static int report_leak(sp_range *r, void *arg)
     if (r->state == SP_RANGE_LIVE && !r->leak_reported) {
         r->leak_reported = 1;
         SP_COUNT(leaks);
-        sp_diag(SP_LEAK_AT_EXIT, r, "0x%lx (%zu bytes, flags 0x%x, nest %d) still registered at exit",
-                (unsigned long)r->base, r->size, r->flags, r->nest);
+        sp_diag(SP_LEAK_AT_EXIT, r, "0x%lx (%zu bytes, flags 0x%x, nest %d) still registered at exit%s",
+                (unsigned long)r->base, r->size, r->flags, r->nest,
+                r->stuck ? " (its real unregister failed; the memory was kept alive)" : "");
     } else if (r->state == SP_RANGE_RELEASING) {
         sp_diag(SP_RELEASE_TIMEOUT, r,
                 "release of 0x%lx (%zu bytes) not completed within drain_timeout_ms=%ld",

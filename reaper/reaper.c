@@ -324,6 +324,23 @@ static int settle_actions(const sp_range *r)
     return ready;
 }
 
+/* Lock held: drop the actions waiting for r, unrun (r's real unregister
+ * failed: its memory may still be pinned and device-visible, so it is never
+ * freed or unmapped: a leak, never a use-after-free). */
+static void drop_actions(const sp_range *r)
+{
+    for (sp_action **pp = &R.actions; *pp;) {
+        sp_action *a = *pp;
+        if (a->waits > 0 && a->max_id >= r->id && a->addr < r->base + r->size &&
+            r->base < a->addr + a->len) {
+            *pp = a->next;
+            sp_mem_free(a);
+        } else {
+            pp = &a->next;
+        }
+    }
+}
+
 /* Lock held on entry and exit: run ready actions (waits == 0) outside it. */
 static void run_ready_actions(void)
 {
@@ -375,10 +392,28 @@ static void complete_release(sp_range *r)
     uint64_t done = sp_now_ns();
     sp_reg_lock();
     sp_reg_op_end(tok);
-    if (e != hipSuccess) {
-        sp_diag(SP_RUNTIME_ERROR, r, "real hipHostUnregister(0x%lx) in a release returned %d",
+    if (e != hipSuccess && e != hipErrorHostMemoryNotRegistered) {
+        /* The runtime may still pin it: keep the memory alive and the range
+         * registered (LIVE, its nest 1); a later unregister tries again,
+         * exit reports it as a leak. */
+        sp_diag(SP_RUNTIME_ERROR, r,
+                "real hipHostUnregister(0x%lx) in a release returned %d: the range stays "
+                "registered and its memory is kept (never freed or unmapped)",
                 (unsigned long)base, (int)e);
+        drop_actions(r);
+        r->unregistering = 0;
+        r->stuck = 1;
+        r->state = SP_RANGE_LIVE;
+        r->nest = 1;
+        R.n_releasing--;
+        sp_reg_broadcast();
+        return;
     }
+    if (e != hipSuccess)
+        sp_diag(SP_RUNTIME_ERROR, r,
+                "real hipHostUnregister(0x%lx) in a release returned %d (the runtime no longer "
+                "had it)",
+                (unsigned long)base, (int)e);
     sp_record_latency(r->t_unregister_ns, done);
     int ready = settle_actions(r);
     if (ready)
@@ -422,9 +457,14 @@ static void wait_prior_work(void)
             }
             return;
         }
+        /* Refused: during a capture, wait for it to end; otherwise (the
+         * runtime failing) try again shortly. Never release early. */
+        uint64_t retry = sp_now_ns() + 1000000ull;
         sp_marks_wait_captures(&R.stop);
         if (R.stop)
             return;
+        while (!R.stop && sp_now_ns() < retry)
+            sp_reg_timedwait_ns(retry);
     }
 }
 

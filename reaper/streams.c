@@ -61,6 +61,7 @@ struct sp_marks {
     int ndev;
     int saw_capture;
     int incomplete;          /* captured stream whose earlier work has no event */
+    int n_capturing;         /* streams capturing when the set was taken */
     mark m[];
 };
 
@@ -468,6 +469,7 @@ sp_marks *sp_marks_take(void)
     m->ndev = ndev;
     m->saw_capture = 0;
     m->incomplete = 0;
+    m->n_capturing = S.n_capturing;
     for (int d = 0; d < ndev; d++)
         m->m[m->n++] = (mark){MK_NULL, d, NULL, NULL, NULL};
     for (stream_ent *e = S.streams; e; e = e->next) {
@@ -511,8 +513,24 @@ int sp_marks_record(sp_marks *m)
         if (sp_real.hipStreamQuery && sp_real.hipStreamQuery(k->s) == hipSuccess)
             continue; /* idle: nothing to wait for */
         k->ev = record_on(k->s);
-        if (!k->ev && k->kind == MK_NULL)
+        if (k->ev)
+            continue;
+        /* No marker (the runtime refused it, or out of events). During a
+         * capture the null stream's may be refused: wait for the capture to
+         * end. Otherwise wait for the stream itself, here and now: never
+         * release (or return) before its work is done. */
+        if (k->kind == MK_NULL && m->n_capturing > 0) {
             refused = 1;
+        } else {
+            hipError_t e = sp_real.hipStreamSynchronize(k->s);
+            if (e != hipSuccess) {
+                sp_diag(SP_RUNTIME_ERROR, NULL,
+                        "no release marker could be recorded on stream %p, and "
+                        "hipStreamSynchronize on it returned %d",
+                        (void *)k->s, (int)e);
+                refused = 1;
+            }
+        }
     }
     if (saved >= 0 && cur != saved)
         sp_real.hipSetDevice(saved);

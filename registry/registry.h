@@ -50,6 +50,7 @@ typedef struct sp_range {
     unsigned freed : 1;      /* freed/unmapped/remapped since unregister: no revive */
     unsigned unregistering : 1; /* the real unregister has started */
     unsigned leak_reported : 1;
+    unsigned stuck : 1;         /* its real unregister failed: kept pinned and alive */
     unsigned registering : 1;   /* the real register is in progress */
     unsigned queued : 1;        /* on the reaper's queue */
     unsigned in_batch : 1;      /* taken by the reaper, markers being waited on */
