@@ -25,8 +25,4 @@ void *sp_next_symbol(const char *name);
 /* The exported shim for a hooked HIP name, or NULL (shims.c). */
 void *sp_shim_for(const char *name);
 
-/* Report freed-while-registered for every LIVE range overlapping
- * [addr, addr+len). what: "free", "munmap", ... Lock held. */
-void sp_report_freed_live(uintptr_t addr, size_t len, const char *what);
-
 #endif

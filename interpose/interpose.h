@@ -54,6 +54,7 @@ int sp_munmap(void *addr, size_t len);
 void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr);
 int sp_madvise(void *addr, size_t len, int advice);
 void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int sp_shmdt(const void *addr);
 
 /* End of run (registered with on_exit): drain, leaks, summary, report,
  * strict mode's exit status. */

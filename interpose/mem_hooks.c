@@ -1,21 +1,37 @@
 /*
- * mem_hooks.c - free, realloc, munmap, mremap, madvise and fixed mmap.
+ * mem_hooks.c - free, realloc, munmap, mremap, madvise, fixed mmap, shmdt.
  *
  * With nothing registered each hook is one predictable branch
  * (sp_reg_empty) before the real function. Otherwise a lock-free address
- * filter (sp_reg_maybe), then a lookup under the lock. Memory whose release
- * is pending is kept alive: the call is deferred to the reaper and the
- * caller sees success at once (G2, G7). Memory hooks never initialize the
- * library and work before the real functions are resolved.
+ * filter (sp_reg_maybe), then a lookup under the lock. Memory hooks never
+ * initialize the library and work before the real functions are resolved.
+ *
+ * What each call does over registered memory (G2, G7):
+ *   - a call the kernel refuses (length 0, misaligned address, a range it
+ *     rejects) goes straight to the kernel, which answers; no registration
+ *     changes;
+ *   - free, realloc, munmap: the memory the program gives up releases the
+ *     registrations there (freed-while-registered) and is kept alive until
+ *     their releases complete: the call is deferred, the caller sees
+ *     success at once (munmap unmaps at once the pages no registration
+ *     covers);
+ *   - fixed mmap, mremap, shmdt, madvise(DONTNEED|FREE|REMOVE),
+ *     MAP_FIXED_NOREPLACE: their effect is seen at once, so they wait for
+ *     the releases and deferred unmaps there, then make the real call.
+ *     Inside a host function waiting could wait for that host function
+ *     itself (G8): there they never wait; the deferred unmaps in their way
+ *     run at once, and the real call follows.
  */
 #include "internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -103,18 +119,268 @@ SP_EARLY static inline void *real_mremap(void *old, size_t os, size_t ns, int fl
     return (void *)syscall(SYS_mremap, old, os, ns, flags, na);
 }
 
-typedef struct freed_ctx {
+SP_EARLY static inline int real_shmdt(const void *a)
+{
+    if (sp_real.shmdt)
+        return sp_real.shmdt(a);
+    return (int)syscall(SYS_shmdt, a);
+}
+
+/* ---- common ------------------------------------------------------------------ */
+
+static size_t pagesz(void)
+{
+    static size_t pg;
+    size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
+    if (!v) {
+        v = (size_t)sysconf(_SC_PAGESIZE);
+        __atomic_store_n(&pg, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+/* n rounded up to pages; 0 if that overflows. */
+static size_t page_up(size_t n)
+{
+    size_t pg = pagesz();
+    return n > SIZE_MAX - (pg - 1) ? 0 : (n + pg - 1) & ~(pg - 1);
+}
+
+static int misaligned(uintptr_t a) { return (a & (pagesz() - 1)) != 0; }
+
+/* Lock held. Waiting for a release inside a host function would wait
+ * behind that host function itself (G8), and during the thread's own
+ * capture it could wait for that capture's end: the memory hooks never
+ * wait there. */
+static int may_wait(void) { return !sp_tls_in_hostfn && !sp_streams_thread_captures(); }
+
+/* Lock held. Make [a, a+len) ready for a call that acts on it at once: wait
+ * until no release or deferred action is pending there; where waiting is
+ * impossible, run the deferred unmaps there now (the pages are gone for the
+ * program anyway) and go on. */
+static void settle(uintptr_t a, size_t len)
+{
+    if (!sp_reaper_pending_overlaps(a, len))
+        return;
+    if (may_wait())
+        sp_reaper_wait_pending(a, len);
+    else
+        sp_reaper_unmap_now(a, len);
+}
+
+/* The kernel's limit on user addresses (TASK_SIZE): on x86-64 2^47 less a
+ * page, or 2^56 less a page with 5-level paging, which the kernel shows by
+ * accepting a mapping at 2^47. Elsewhere unknown: only overflow is checked. */
+static uintptr_t task_size(void)
+{
+    static uintptr_t limit;
+    uintptr_t v = __atomic_load_n(&limit, __ATOMIC_RELAXED);
+    if (v)
+        return v;
+#if defined(__x86_64__)
+    size_t pg = pagesz();
+    uintptr_t low = ((uintptr_t)1 << 47) - pg, high = ((uintptr_t)1 << 56) - pg;
+    int saved = errno;
+    void *p = (void *)syscall(SYS_mmap, (void *)(low + pg), pg, PROT_NONE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                              -1, 0);
+    if (p == MAP_FAILED) {
+        v = errno == EEXIST ? high : low;
+    } else {
+        v = p == (void *)(low + pg) ? high : low;
+        syscall(SYS_munmap, p, pg);
+    }
+    errno = saved;
+#else
+    v = UINTPTR_MAX;
+#endif
+    __atomic_store_n(&limit, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+/* 1 if the kernel refuses munmap(a, len) (EINVAL) without looking at the
+ * mappings. */
+static int munmap_refused(uintptr_t a, size_t len)
+{
+    uintptr_t ts = task_size();
+    return misaligned(a) || page_up(len) == 0 || a > ts || len > ts - a;
+}
+
+/* 1 if the kernel refuses a fixed mmap at [a, a+len) whatever the mappings
+ * and the descriptor are (EINVAL, ENOMEM). */
+static int fixed_mmap_refused(uintptr_t a, size_t len, off_t off)
+{
+    size_t n = page_up(len);
+    uintptr_t ts = task_size();
+    return misaligned(a) || n == 0 || ((uintptr_t)off & (pagesz() - 1)) || n > ts || a > ts - n;
+}
+
+/* ---- the process's mappings (/proc/self/maps) --------------------------- */
+
+typedef struct vma {
+    uintptr_t start, end;
+    uintptr_t offset; /* in the file mapped */
+    unsigned long inode;
+    int shared;
+    int sysv; /* a SysV shared-memory segment */
+} vma;
+
+static const char *hex_field(const char *s, const char *e, uintptr_t *v)
+{
+    uintptr_t x = 0;
+    int n = 0;
+    for (; s < e; s++, n++) {
+        int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        x = x * 16 + (uintptr_t)d;
+    }
+    *v = x;
+    return n ? s : NULL;
+}
+
+static const char *skip_to(const char *s, const char *e, char c)
+{
+    while (s < e && *s != c)
+        s++;
+    return s < e ? s + 1 : NULL;
+}
+
+/* One line: "start-end perms offset dev inode path". 0 if it parsed. */
+static int parse_vma(const char *s, const char *e, vma *v)
+{
+    memset(v, 0, sizeof(*v));
+    if (!(s = hex_field(s, e, &v->start)) || s >= e || *s++ != '-' ||
+        !(s = hex_field(s, e, &v->end)) || e - s < 6 || *s++ != ' ')
+        return -1;
+    v->shared = s[3] == 's';
+    if (!(s = skip_to(s, e, ' ')) || !(s = hex_field(s, e, &v->offset)) ||
+        !(s = skip_to(s, e, ' ')) || !(s = skip_to(s, e, ' ')))
+        return -1; /* perms, offset, dev */
+    for (; s < e && *s >= '0' && *s <= '9'; s++)
+        v->inode = v->inode * 10 + (unsigned long)(*s - '0');
+    while (s < e && *s == ' ')
+        s++;
+    v->sysv = e - s >= 5 && memcmp(s, "/SYSV", 5) == 0;
+    return 0;
+}
+
+/* Call fn for each mapping of the process, in address order, until it
+ * returns nonzero (returned). -1 if the mappings cannot be read. Allocates
+ * nothing; the descriptor is safepin's own for the call. */
+static int maps_walk(int (*fn)(const vma *v, void *arg), void *arg)
+{
+    int saved = errno;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        errno = saved;
+        return -1;
+    }
+    char buf[4096];
+    size_t have = 0;
+    int rc = 0, eof = 0, skipping = 0;
+    while (rc == 0) {
+        char *nl = memchr(buf, '\n', have);
+        if (!nl && !eof && have < sizeof(buf)) {
+            ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                eof = 1;
+            else
+                have += (size_t)n;
+            continue;
+        }
+        if (!nl && have == 0)
+            break;
+        /* A line longer than the buffer: its fields lead it; the rest of
+         * it is skipped. */
+        char *end = nl ? nl : buf + have;
+        vma v;
+        if (!skipping && parse_vma(buf, end, &v) == 0)
+            rc = fn(&v, arg);
+        skipping = !nl;
+        size_t used = nl ? (size_t)(nl + 1 - buf) : have;
+        memmove(buf, buf + used, have - used);
+        have -= used;
+    }
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+typedef struct find_ctx {
+    uintptr_t a;
+    vma v;
+    int found;
+} find_ctx;
+
+static int find_vma(const vma *v, void *arg)
+{
+    find_ctx *c = arg;
+    if (v->start <= c->a && c->a < v->end) {
+        c->v = *v;
+        c->found = 1;
+        return 1;
+    }
+    return v->start > c->a;
+}
+
+/* The SysV segment attached at a, as the kernel's shmdt finds it: the
+ * first segment mapping at or above a whose offset in the segment is its
+ * distance from a, then every mapping of that segment placed the same way. */
+typedef struct shm_ctx {
+    uintptr_t a, end;
+    unsigned long inode;
+    int found;
+} shm_ctx;
+
+static int find_shm(const vma *v, void *arg)
+{
+    shm_ctx *c = arg;
+    if (v->start < c->a || !v->sysv || v->start - c->a != v->offset)
+        return 0;
+    if (!c->found) {
+        c->found = 1;
+        c->inode = v->inode;
+    } else if (v->inode != c->inode) {
+        return 0;
+    }
+    c->end = v->end;
+    return 0;
+}
+
+/* ---- freed-while-registered ------------------------------------------------- */
+
+/* Lock held. G7: a block [a, a+n) the program frees gives up r when it
+ * contains r's base or covers a whole page of r; a neighbour that only
+ * shares an edge page of a page-rounded registration does not. */
+static int frees_range(uintptr_t a, size_t n, const sp_range *r)
+{
+    if (r->base >= a && r->base - a < n)
+        return 1;
+    uintptr_t lo = a > r->base ? a : r->base;
+    uintptr_t end = a + n, r_end = r->base + r->size;
+    uintptr_t hi = end < r_end ? end : r_end;
+    size_t pg = pagesz();
+    uintptr_t first = (lo + pg - 1) & ~(uintptr_t)(pg - 1);
+    return first >= lo && first < hi && hi - first >= pg;
+}
+
+typedef struct claim_ctx {
     const char *what;
     uintptr_t addr;
     size_t len;
+    int block;      /* a malloc block: G7's rule says which ranges it frees */
+    int live_only;  /* count LIVE ranges it would claim (and claim none) */
+    int n;
     sp_site *site;
-} freed_ctx;
+} claim_ctx;
 
-static int report_live(sp_range *r, void *arg)
+static void report_live(sp_range *r, claim_ctx *c)
 {
-    freed_ctx *c = arg;
-    if (r->state != SP_RANGE_LIVE)
-        return 0;
+    if (!c->site)
+        c->site = sp_site_capture();
     if (!r->unreg_site && c->site) {
         /* The range keeps its own copy of where it was freed. */
         size_t sz = sizeof(sp_site) + (size_t)c->site->n * sizeof(void *);
@@ -130,41 +396,76 @@ static int report_live(sp_range *r, void *arg)
             "released first and the memory kept alive until then",
             c->what, (unsigned long)c->addr, c->len, (unsigned long)r->base, r->size);
     sp_history_add(SP_EV_FREE, r->base, r->size, c->site);
+}
+
+static int claim_one(sp_range *r, void *arg)
+{
+    claim_ctx *c = arg;
+    if (c->block && !frees_range(c->addr, c->len, r))
+        return 0;
+    if (c->live_only) {
+        c->n += r->state == SP_RANGE_LIVE;
+        return 0;
+    }
+    if (r->state == SP_RANGE_LIVE)
+        report_live(r, c);
+    sp_reaper_claim(r);
+    c->n++;
     return 0;
 }
 
-void sp_report_freed_live(uintptr_t addr, size_t len, const char *what)
+/* Lock held. The program gives up [addr, addr+len) (what: the call):
+ * release the LIVE registrations there (freed-while-registered) and mark
+ * every one there freed. block: a malloc block (G7's rule). Returns how
+ * many ranges it claimed. */
+static int claim(uintptr_t addr, size_t len, const char *what, int block)
 {
-    freed_ctx c = {what, addr, len, NULL};
-    c.site = sp_site_capture();
-    sp_reg_for_overlaps(addr, len, report_live, &c);
+    claim_ctx c = {what, addr, len, block, 0, 0, NULL};
+    if (!len)
+        return 0;
+    sp_reaper_wait_registering(addr, len);
+    sp_reg_for_overlaps(addr, len, claim_one, &c);
     sp_site_free(c.site);
+    return c.n;
 }
 
-/* Defer an action over [a, a+len) if any range overlaps it (reporting the
- * live ones as freed-while-registered), then wake the reaper. 1 if the
- * caller must not run the action itself. */
-static int defer(sp_act_kind kind, uintptr_t a, size_t len, const char *what)
+/* Lock held. How many LIVE registrations claim() would release. */
+static int live_in(uintptr_t addr, size_t len, int block)
 {
-    int deferred = 0;
-    sp_reg_lock();
-    if (sp_reg_find_overlap(a, len)) {
-        sp_report_freed_live(a, len, what);
-        deferred = sp_reaper_defer(kind, (void *)a, len, 0);
-    }
-    sp_reg_unlock();
-    sp_reaper_kick();
-    return deferred;
+    claim_ctx c = {NULL, addr, len, block, 1, 0, NULL};
+    if (len)
+        sp_reg_for_overlaps(addr, len, claim_one, &c);
+    return c.n;
 }
 
 /* ---- free / realloc -------------------------------------------------------- */
 
+/* Lock held: the block [p, p+n) frees a registration, or a release is
+ * pending over it. */
+static int block_involved(uintptr_t p, size_t n)
+{
+    return live_in(p, n, 1) || sp_reaper_pending_overlaps(p, n);
+}
+
 __attribute__((noinline)) static void free_slow(void *p)
 {
     if (!sp_reg_held()) {
+        uintptr_t a = (uintptr_t)p;
         size_t n = malloc_usable_size(p);
-        if (sp_reg_maybe((uintptr_t)p, n) && defer(SP_ACT_FREE, (uintptr_t)p, n, "free"))
-            return;
+        if (sp_reg_maybe(a, n)) {
+            sp_reg_lock();
+            if (!sp_reg_find_overlap(a, n)) {
+                sp_reg_unlock();
+                real_free(p);
+                return;
+            }
+            claim(a, n, "free", 1);
+            int deferred = sp_reaper_defer_free(p, n, may_wait());
+            sp_reg_unlock();
+            sp_reaper_kick();
+            if (deferred)
+                return;
+        }
     }
     real_free(p);
 }
@@ -182,13 +483,14 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
 {
     if (LIKELY(sp_reg_empty()) || !p || sp_reg_held())
         return real_realloc(p, n);
+    uintptr_t a = (uintptr_t)p;
     size_t old = malloc_usable_size(p);
-    if (!sp_reg_maybe((uintptr_t)p, old))
+    if (!sp_reg_maybe(a, old))
         return real_realloc(p, n);
     sp_reg_lock();
-    int registered = sp_reg_find_overlap((uintptr_t)p, old) != NULL;
+    int involved = block_involved(a, old);
     sp_reg_unlock();
-    if (!registered)
+    if (!involved)
         return real_realloc(p, n);
     /* The new block now (realloc(p, 0) frees); the old one stays alive until
      * its release. If the release completed meanwhile, free it now. */
@@ -197,7 +499,12 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
         return NULL;
     if (q)
         memcpy(q, p, old < n ? old : n);
-    if (!defer(SP_ACT_FREE, (uintptr_t)p, old, "realloc"))
+    sp_reg_lock();
+    claim(a, old, "realloc", 1);
+    int deferred = sp_reaper_defer_free(p, old, may_wait());
+    sp_reg_unlock();
+    sp_reaper_kick();
+    if (!deferred)
         real_free(p);
     return q;
 }
@@ -206,90 +513,167 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
 
 SP_EARLY int sp_munmap(void *addr, size_t len)
 {
-    if (LIKELY(sp_reg_empty()) || sp_reg_held() || !sp_reg_maybe((uintptr_t)addr, len))
+    uintptr_t a = (uintptr_t)addr;
+    if (LIKELY(sp_reg_empty()) || sp_reg_held() || !sp_reg_maybe(a, len) ||
+        munmap_refused(a, len))
         return real_munmap(addr, len);
-    return defer(SP_ACT_MUNMAP, (uintptr_t)addr, len, "munmap") ? 0 : real_munmap(addr, len);
+    size_t n = page_up(len);
+    sp_reg_lock();
+    if (!sp_reg_find_overlap(a, n)) {
+        sp_reg_unlock();
+        return real_munmap(addr, len);
+    }
+    claim(a, n, "munmap", 0);
+    sp_reaper_defer_unmap(a, n, may_wait());
+    sp_reg_unlock();
+    sp_reaper_kick();
+    return 0;
 }
 
-static size_t page_up(size_t n)
+/* 1 if the kernel refuses this mremap without looking at the mappings. */
+static int mremap_args_refused(uintptr_t old, size_t old_size, size_t new_size, int flags,
+                               uintptr_t new_addr)
 {
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    return (n + pg - 1) & ~(pg - 1);
+    size_t os = page_up(old_size), ns = page_up(new_size);
+    if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+        return 1;
+    if ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && !(flags & MREMAP_MAYMOVE))
+        return 1;
+    if ((flags & MREMAP_DONTUNMAP) && os != ns)
+        return 1;
+    if (misaligned(old) || ns == 0 || (old_size && os == 0))
+        return 1;
+    if (flags & MREMAP_FIXED)
+        return misaligned(new_addr) || (new_addr < old + os && old < new_addr + ns);
+    return 0;
+}
+
+/* 1 if the kernel would refuse this mremap because of the source mapping:
+ * no mapping at old (EFAULT), or, for a move or a growth, a source that is
+ * not one mapping (EFAULT). 0 if it would not, or if the mappings cannot be
+ * read. */
+static int mremap_source_refused(uintptr_t old, size_t os, int moves_or_grows)
+{
+    find_ctx c = {old, {0, 0, 0, 0, 0, 0}, 0};
+    if (maps_walk(find_vma, &c) < 0)
+        return 0;
+    if (!c.found)
+        return 1;
+    return moves_or_grows && old + os > c.v.end;
 }
 
 void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
 {
-    if (LIKELY(sp_reg_empty()) || sp_reg_held())
+    uintptr_t o = (uintptr_t)old, na = (uintptr_t)new_addr;
+    if (LIKELY(sp_reg_empty()) || sp_reg_held() ||
+        mremap_args_refused(o, old_size, new_size, flags, na))
         return real_mremap(old, old_size, new_size, flags, new_addr);
-    uintptr_t o = (uintptr_t)old;
-    if (flags & MREMAP_FIXED) {
-        /* The destination is replaced: whatever is deferred there goes first. */
-        sp_reg_lock();
-        sp_report_freed_live((uintptr_t)new_addr, new_size, "mremap(MREMAP_FIXED)");
-        sp_reaper_wait_clear((uintptr_t)new_addr, new_size);
-        sp_reg_unlock();
+    size_t os = page_up(old_size), ns = page_up(new_size);
+    int moves = (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) || ((flags & MREMAP_MAYMOVE) && ns > os);
+    /* What the program gives up: the pages that move away or are cut off
+     * (none for an alias, old_size 0), and, for MREMAP_FIXED, the pages the
+     * move replaces. The source is looked at (and waited for) in any case. */
+    uintptr_t gone = o;
+    size_t gone_len = 0;
+    if (old_size && moves) {
+        gone_len = os;
+    } else if (old_size && ns < os) {
+        gone = o + ns;
+        gone_len = os - ns;
     }
-    if (!sp_reg_maybe(o, old_size))
+    size_t src_len = os ? os : pagesz();
+    size_t dst_len = (flags & MREMAP_FIXED) ? ns : 0;
+    if (!sp_reg_maybe(o, src_len) && !(dst_len && sp_reg_maybe(na, dst_len)))
+        return real_mremap(old, old_size, new_size, flags, new_addr);
+
+    sp_reg_lock();
+    int live = live_in(gone, gone_len, 0) + live_in(na, dst_len, 0);
+    sp_reg_unlock();
+    /* Registrations change only if the kernel will accept the call. */
+    if (live && mremap_source_refused(o, os, moves || ns > os))
         return real_mremap(old, old_size, new_size, flags, new_addr);
     sp_reg_lock();
-    int registered = sp_reg_find_overlap(o, old_size) != NULL;
+    claim(gone, gone_len, "mremap", 0);
+    claim(na, dst_len, "mremap(MREMAP_FIXED)", 0);
+    settle(o, src_len);
+    if (dst_len)
+        settle(na, dst_len);
     sp_reg_unlock();
-    if (!registered)
-        return real_mremap(old, old_size, new_size, flags, new_addr);
-
-    if (flags & (MREMAP_MAYMOVE | MREMAP_FIXED)) {
-        /* Move by copy: the old pages stay mapped until their release. */
-        int mflags = MAP_PRIVATE | MAP_ANONYMOUS | ((flags & MREMAP_FIXED) ? MAP_FIXED : 0);
-        void *q = real_mmap((flags & MREMAP_FIXED) ? new_addr : NULL, new_size,
-                            PROT_READ | PROT_WRITE, mflags, -1, 0);
-        if (q == MAP_FAILED)
-            return MAP_FAILED;
-        memcpy(q, old, old_size < new_size ? old_size : new_size);
-        if (!defer(SP_ACT_MUNMAP, o, old_size, "mremap"))
-            real_munmap(old, old_size);
-        return q;
-    }
-    if (new_size < old_size) {
-        size_t keep = page_up(new_size);
-        if (keep >= old_size)
-            return real_mremap(old, old_size, new_size, flags, new_addr);
-        return defer(SP_ACT_MUNMAP, o + keep, old_size - keep, "mremap (shrink)")
-                   ? old
-                   : real_mremap(old, old_size, new_size, flags, new_addr);
-    }
-    return real_mremap(old, old_size, new_size, flags, new_addr); /* grows in place */
-}
-
-static int count_live(sp_range *r, void *arg)
-{
-    if (r->state == SP_RANGE_LIVE)
-        ++*(int *)arg;
-    return 0;
+    sp_reaper_kick();
+    return real_mremap(old, old_size, new_size, flags, new_addr);
 }
 
 SP_EARLY int sp_madvise(void *addr, size_t len, int advice)
 {
+    uintptr_t a = (uintptr_t)addr;
     if (LIKELY(sp_reg_empty()) ||
         (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
-        sp_reg_held() || !sp_reg_maybe((uintptr_t)addr, len))
+        sp_reg_held() || !sp_reg_maybe(a, len) || misaligned(a) || page_up(len) == 0)
         return real_madvise(addr, len, advice);
     sp_reg_lock();
-    int live = 0, deferred = 0;
-    sp_reg_for_overlaps((uintptr_t)addr, len, count_live, &live);
-    if (!live && sp_reaper_pending_overlaps((uintptr_t)addr, len))
-        deferred = sp_reaper_defer(SP_ACT_MADVISE, addr, len, advice);
+    settle(a, page_up(len));
     sp_reg_unlock();
-    return deferred ? 0 : real_madvise(addr, len, advice);
+    return real_madvise(addr, len, advice);
 }
 
 SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (LIKELY(!(flags & MAP_FIXED)) || sp_reg_empty() || sp_reg_held() ||
-        !sp_reg_maybe((uintptr_t)addr, len))
+    uintptr_t a = (uintptr_t)addr;
+    if (LIKELY(!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) || sp_reg_empty() ||
+        sp_reg_held() || !sp_reg_maybe(a, len) || fixed_mmap_refused(a, len, off))
         return real_mmap(addr, len, prot, flags, fd, off);
+    size_t n = page_up(len);
+    if (flags & MAP_FIXED_NOREPLACE) {
+        /* The kernel says whether the place is free: memory whose unmap is
+         * deferred is free for the program. */
+        sp_reg_lock();
+        settle(a, n);
+        sp_reg_unlock();
+        return real_mmap(addr, len, prot, flags, fd, off);
+    }
     sp_reg_lock();
-    sp_report_freed_live((uintptr_t)addr, len, "mmap(MAP_FIXED)");
-    sp_reaper_wait_clear((uintptr_t)addr, len);
+    int live = live_in(a, n, 0);
     sp_reg_unlock();
+    if (live && (!(flags & MAP_ANONYMOUS) || (flags & MAP_HUGETLB))) {
+        /* Registrations change only if the kernel accepts the mapping: let
+         * it judge the descriptor, offset and protection first, elsewhere. */
+        void *probe = real_mmap(NULL, len, prot, flags & ~(MAP_FIXED | MAP_POPULATE | MAP_LOCKED),
+                                fd, off);
+        if (probe == MAP_FAILED)
+            return MAP_FAILED;
+        real_munmap(probe, len);
+    }
+    sp_reg_lock();
+    claim(a, n, "mmap(MAP_FIXED)", 0);
+    settle(a, n);
+    sp_reg_unlock();
+    sp_reaper_kick();
     return real_mmap(addr, len, prot, flags, fd, off);
+}
+
+int sp_shmdt(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    if (LIKELY(sp_reg_empty()) || sp_reg_held() || misaligned(a))
+        return real_shmdt(addr);
+    shm_ctx c = {a, 0, 0, 0};
+    int rc = maps_walk(find_shm, &c);
+    if (rc >= 0 && !c.found)
+        return real_shmdt(addr); /* no segment there: the kernel answers */
+    size_t len = c.found ? c.end - a : pagesz();
+    if (!sp_reg_maybe(a, len))
+        return real_shmdt(addr);
+    sp_reg_lock();
+    if (!c.found) {
+        /* The mappings could not be read: the registration at a, if any,
+         * stands for the segment. */
+        sp_range *r = sp_reg_find_containing(a);
+        if (r)
+            len = page_up(r->base + r->size - a);
+    }
+    claim(a, len, "shmdt", 0);
+    settle(a, len);
+    sp_reg_unlock();
+    sp_reaper_kick();
+    return real_shmdt(addr);
 }

@@ -105,7 +105,7 @@ SP_EXPORT int munmap(void *addr, size_t len) { return sp_munmap(addr, len); }
 SP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 {
     void *new_addr = NULL;
-    if (flags & MREMAP_FIXED) {
+    if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
         va_list ap;
         va_start(ap, flags);
         new_addr = va_arg(ap, void *);
@@ -131,6 +131,8 @@ SP_EXPORT void _exit(int status) { sp_exit_immediately(status); }
 SP_EXPORT void _Exit(int status) { sp_exit_immediately(status); }
 
 SP_EXPORT void quick_exit(int status) { sp_quick_exit(status); }
+
+SP_EXPORT int shmdt(const void *addr) { return sp_shmdt(addr); }
 
 /* dlsym on a handle: hooked HIP names resolve to these shims (reach.c). */
 void *sp_dlsym(void *handle, const char *name, void *caller);

@@ -698,7 +698,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
 #define C(x) fprintf(f, "    \"%s\": %llu,\n", #x, (unsigned long long)sp_stat.x)
     C(registrations); C(nested); C(revived); C(overlapping_refused);
     C(releases_submitted); C(releases_completed); C(releases_cancelled);
-    C(deferred_frees); C(deferred_unmaps); C(deferred_madvise); C(deferred_hipfree);
+    C(deferred_frees); C(deferred_unmaps); C(deferred_hipfree);
     C(waits_for_release); C(capture_deferrals); C(marker_batches); C(runtime_errors);
 #undef C
     fprintf(f, "    \"leaks\": %llu\n  },\n", (unsigned long long)sp_stat.leaks);

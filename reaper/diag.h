@@ -39,7 +39,7 @@ typedef struct sp_site {
 typedef struct sp_stats {
     uint64_t registrations, nested, revived, overlapping_refused;
     uint64_t releases_submitted, releases_completed, releases_cancelled;
-    uint64_t deferred_frees, deferred_unmaps, deferred_madvise, deferred_hipfree;
+    uint64_t deferred_frees, deferred_unmaps, deferred_hipfree;
     uint64_t waits_for_release, capture_deferrals, marker_batches;
     uint64_t runtime_errors, leaks;
     uint64_t code_count[SP_CODE_COUNT];

@@ -12,16 +12,21 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 sp_backend sp_real;
 
 typedef struct sp_action {
     sp_act_kind kind;
-    uintptr_t addr;
+    uintptr_t addr;   /* FREE: the block; MUNMAP: the pages still to unmap
+                         (len 0: none left); HIPFREE: the pointer */
     size_t len;
-    int advice;
-    int waits;        /* releases still to complete; 0: ready, being run */
-    uint64_t max_id;  /* ranges with a higher id were not counted */
+    uintptr_t w_addr; /* it waits for the releases overlapping this span */
+    size_t w_len;
+    uint64_t max_id;  /* ranges with a higher id came later: never waited for */
+    unsigned ready : 1;   /* nothing left to wait for: the reaper runs it */
+    unsigned running : 1; /* being run by the reaper, outside the lock */
     struct sp_action *next;
 } sp_action;
 
@@ -132,6 +137,8 @@ static void wait_reaper(void)
     sp_reg_wait();
 }
 
+static int settle_actions(const sp_range *r);
+
 int sp_reaper_revive(sp_range *r)
 {
     if (r->state != SP_RANGE_RELEASING || r->unregistering || r->freed)
@@ -142,7 +149,10 @@ int sp_reaper_revive(sp_range *r)
     R.n_releasing--;
     SP_COUNT(releases_cancelled);
     /* A queued range is dropped from the queue lazily: the reaper skips
-     * ranges that are LIVE again. */
+     * ranges that are LIVE again. Actions that waited only for it are ready
+     * now; the reaper runs them. */
+    if (settle_actions(r))
+        sp_reg_broadcast();
     return 1;
 }
 
@@ -165,35 +175,178 @@ int sp_reaper_recently_released(uintptr_t base)
 
 /* ---- deferred actions ---------------------------------------------------- */
 
-typedef struct defer_ctx {
-    int n;
-    uint64_t max_id;
-    int registering;
-} defer_ctx;
-
-static int see_registering(sp_range *r, void *arg)
+static size_t page_size(void)
 {
-    if (r->registering)
-        ((defer_ctx *)arg)->registering = 1;
-    return 0;
+    static size_t pg;
+    size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
+    if (!v) {
+        v = (size_t)sysconf(_SC_PAGESIZE);
+        __atomic_store_n(&pg, v, __ATOMIC_RELAXED);
+    }
+    return v;
 }
 
-static int claim_overlap(sp_range *r, void *arg)
+static int overlaps(uintptr_t a, size_t alen, uintptr_t b, size_t blen)
 {
-    defer_ctx *c = arg;
+    return alen && blen && a < b + blen && b < a + alen;
+}
+
+static int real_unmap(uintptr_t a, size_t len)
+{
+    if (sp_real.munmap)
+        return sp_real.munmap((void *)a, len);
+    return (int)syscall(SYS_munmap, (void *)a, len);
+}
+
+static void push_action(sp_action *a)
+{
+    a->next = R.actions;
+    R.actions = a;
+}
+
+void sp_reaper_claim(sp_range *r)
+{
     if (r->state == SP_RANGE_LIVE)
         sp_reaper_release(r);
     r->freed = 1;
-    c->n++;
-    if (r->id > c->max_id)
-        c->max_id = r->id;
+}
+
+static int see_registering(sp_range *r, void *arg)
+{
+    (void)arg;
+    return r->registering;
+}
+
+void sp_reaper_wait_registering(uintptr_t addr, size_t len)
+{
+    while (sp_reg_for_overlaps(addr, len, see_registering, NULL))
+        sp_reg_wait();
+}
+
+/* A range an action over it must wait for: its release is pending. */
+static int unreleased(sp_range *r, void *arg)
+{
+    const uint64_t *max_id = arg;
+    return r->state == SP_RANGE_RELEASING && !r->released && r->id <= *max_id;
+}
+
+static int blocked(uintptr_t w_addr, size_t w_len, uint64_t max_id)
+{
+    return sp_reg_for_overlaps(w_addr, w_len, unreleased, &max_id);
+}
+
+static int max_id_of(sp_range *r, void *arg)
+{
+    uint64_t *m = arg;
+    if (r->id > *m)
+        *m = r->id;
     return 0;
 }
 
-static int any_releasing(sp_range *r, void *arg)
+/* A new action of this kind over [addr, addr+len), waiting for the releases
+ * pending over the same span. 1 if deferred, 0 if nothing is pending there,
+ * -1 if out of memory. */
+static int new_action(sp_act_kind kind, uintptr_t addr, size_t len)
+{
+    if (!blocked(addr, len, UINT64_MAX))
+        return 0;
+    sp_action *a = sp_mem_calloc(1, sizeof(*a));
+    if (!a)
+        return -1;
+    a->kind = kind;
+    a->addr = a->w_addr = addr;
+    a->len = a->w_len = len;
+    sp_reg_for_overlaps(addr, len, max_id_of, &a->max_id);
+    push_action(a);
+    if (kind == SP_ACT_FREE)
+        SP_COUNT(deferred_frees);
+    else
+        SP_COUNT(deferred_unmaps);
+    return 1;
+}
+
+/* Out of memory for an action: wait for the releases over the span and
+ * return 1 (the caller acts now), or, where waiting is impossible, 0. */
+static int wait_instead(uintptr_t addr, size_t len, int may_wait, const char *what)
+{
+    if (!may_wait) {
+        sp_log(SP_LOG_ERROR, "runtime-error",
+               "out of memory: %s of 0x%lx (%zu bytes) dropped rather than run early",
+               what, (unsigned long)addr, len);
+        return 0;
+    }
+    while (blocked(addr, len, UINT64_MAX)) {
+        SP_COUNT(waits_for_release);
+        wait_reaper();
+    }
+    return 1;
+}
+
+int sp_reaper_defer_free(void *p, size_t len, int may_wait)
+{
+    uintptr_t a = (uintptr_t)p;
+    int rc = new_action(SP_ACT_FREE, a, len ? len : 1);
+    if (rc >= 0)
+        return rc;
+    return !wait_instead(a, len ? len : 1, may_wait, "free");
+}
+
+/* Pages [lo, hi) of registrations: unmapped once their releases are done,
+ * except those whose unmap is already deferred. */
+static void defer_pages(uintptr_t lo, uintptr_t hi, int may_wait)
+{
+    uintptr_t cur = lo;
+    while (cur < hi) {
+        uintptr_t next = hi;
+        const sp_action *cover = NULL;
+        for (const sp_action *a = R.actions; a; a = a->next) {
+            if (a->kind != SP_ACT_MUNMAP || !a->len)
+                continue;
+            if (a->addr <= cur && cur - a->addr < a->len) {
+                cover = a;
+                break;
+            }
+            if (a->addr > cur && a->addr < next)
+                next = a->addr;
+        }
+        if (cover) {
+            cur = cover->addr + cover->len < hi ? cover->addr + cover->len : hi;
+            continue;
+        }
+        int rc = new_action(SP_ACT_MUNMAP, cur, next - cur);
+        if (rc == 0 || (rc < 0 && wait_instead(cur, next - cur, may_wait, "munmap")))
+            real_unmap(cur, next - cur);
+        cur = next;
+    }
+}
+
+void sp_reaper_defer_unmap(uintptr_t addr, size_t len, int may_wait)
+{
+    size_t pg = page_size();
+    uintptr_t end = addr + len, pos = addr;
+    sp_range *r;
+    /* One range at a time, looked up again after each step: a step may wait
+     * (out of memory), and the registry changes meanwhile. */
+    while (pos < end && (r = sp_reg_find_overlap(pos, end - pos)) != NULL) {
+        uintptr_t lo = r->base & ~(pg - 1);
+        uintptr_t hi = (r->base + r->size + pg - 1) & ~(pg - 1);
+        if (lo < pos)
+            lo = pos;
+        if (hi > end || hi < lo)
+            hi = end;
+        if (lo > pos)
+            real_unmap(pos, lo - pos);
+        defer_pages(lo, hi, may_wait);
+        pos = hi;
+    }
+    if (pos < end)
+        real_unmap(pos, end - pos);
+}
+
+static int unreleased_any(sp_range *r, void *arg)
 {
     (void)arg;
-    return r->state == SP_RANGE_RELEASING;
+    return r->state == SP_RANGE_RELEASING && !r->released;
 }
 
 int sp_reaper_pending_overlaps(uintptr_t addr, size_t len)
@@ -201,47 +354,73 @@ int sp_reaper_pending_overlaps(uintptr_t addr, size_t len)
     if (len == 0)
         len = 1;
     for (sp_action *a = R.actions; a; a = a->next)
-        if (a->kind != SP_ACT_HIPFREE && addr < a->addr + a->len && a->addr < addr + len)
+        if (a->kind != SP_ACT_HIPFREE && overlaps(a->addr, a->len, addr, len))
             return 1;
-    return sp_reg_for_overlaps(addr, len, any_releasing, NULL);
+    return sp_reg_for_overlaps(addr, len, unreleased_any, NULL);
 }
 
-int sp_reaper_defer(sp_act_kind kind, void *addr, size_t len, int advice)
+void sp_reaper_wait_pending(uintptr_t addr, size_t len)
 {
-    uintptr_t a = (uintptr_t)addr;
-    defer_ctx c = {0, 0, 0};
-    for (;;) {
-        c.registering = 0;
-        sp_reg_for_overlaps(a, len, see_registering, &c);
-        if (!c.registering)
-            break;
-        sp_reg_wait();
+    int counted = 0;
+    while (sp_reaper_pending_overlaps(addr, len)) {
+        if (!counted++)
+            SP_COUNT(waits_for_release);
+        wait_reaper();
     }
-    sp_reg_for_overlaps(a, len, claim_overlap, &c);
-    if (c.n == 0)
-        return 0;
-    sp_action *act = sp_mem_calloc(1, sizeof(*act));
-    if (!act) {
-        /* Out of memory: keep the promise by waiting for the releases. */
-        while (sp_reg_for_overlaps(a, len, any_releasing, NULL))
-            wait_reaper();
-        return 0;
+}
+
+static void unlink_action(sp_action *a)
+{
+    sp_action **pp = &R.actions;
+    while (*pp && *pp != a)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = a->next;
+}
+
+void sp_reaper_unmap_now(uintptr_t addr, size_t len)
+{
+    uintptr_t end = addr + len;
+restart:
+    for (sp_action *a = R.actions; a; a = a->next) {
+        if (a->kind != SP_ACT_MUNMAP || !overlaps(a->addr, a->len, addr, len))
+            continue;
+        if (a->running) {
+            /* The reaper is unmapping it now: that never waits for us. */
+            sp_reg_wait();
+            goto restart;
+        }
+        uintptr_t a_end = a->addr + a->len;
+        uintptr_t lo = a->addr > addr ? a->addr : addr;
+        uintptr_t hi = a_end < end ? a_end : end;
+        real_unmap(lo, hi - lo);
+        if (lo > a->addr && hi < a_end) {
+            /* A hole in the middle: the upper part becomes an action of its
+             * own, waiting for the same releases. */
+            sp_action *up = sp_mem_alloc(sizeof(*up));
+            if (up) {
+                *up = *a;
+                up->addr = hi;
+                up->len = a_end - hi;
+                push_action(up);
+            } else {
+                sp_log(SP_LOG_ERROR, "runtime-error",
+                       "out of memory: deferred munmap of 0x%lx (%zu bytes) dropped",
+                       (unsigned long)hi, (size_t)(a_end - hi));
+            }
+            a->len = lo - a->addr;
+        } else if (lo > a->addr) {
+            a->len = lo - a->addr;
+        } else {
+            a->addr = hi;
+            a->len = a_end - hi;
+        }
+        if (a->len == 0) {
+            unlink_action(a);
+            sp_mem_free(a);
+            goto restart;
+        }
     }
-    act->kind = kind;
-    act->addr = a;
-    act->len = len ? len : 1;
-    act->advice = advice;
-    act->waits = c.n;
-    act->max_id = c.max_id;
-    act->next = R.actions;
-    R.actions = act;
-    switch (kind) {
-    case SP_ACT_FREE: SP_COUNT(deferred_frees); break;
-    case SP_ACT_MUNMAP: SP_COUNT(deferred_unmaps); break;
-    case SP_ACT_MADVISE: SP_COUNT(deferred_madvise); break;
-    case SP_ACT_HIPFREE: SP_COUNT(deferred_hipfree); break;
-    }
-    return 1;
 }
 
 int sp_reaper_defer_call(sp_act_kind kind, void *addr)
@@ -260,27 +439,6 @@ int sp_reaper_defer_call(sp_act_kind kind, void *addr)
     return 0;
 }
 
-static int release_live(sp_range *r, void *arg)
-{
-    (void)arg;
-    if (r->state == SP_RANGE_LIVE) {
-        r->freed = 1;
-        sp_reaper_release(r);
-    } else {
-        r->freed = 1;
-    }
-    return 0;
-}
-
-void sp_reaper_wait_clear(uintptr_t addr, size_t len)
-{
-    sp_reg_for_overlaps(addr, len ? len : 1, release_live, NULL);
-    while (sp_reaper_pending_overlaps(addr, len)) {
-        SP_COUNT(waits_for_release);
-        wait_reaper();
-    }
-}
-
 static void run_action(const sp_action *a)
 {
     switch (a->kind) {
@@ -289,13 +447,9 @@ static void run_action(const sp_action *a)
             sp_real.free((void *)a->addr);
         break;
     case SP_ACT_MUNMAP:
-        if (sp_real.munmap && sp_real.munmap((void *)a->addr, a->len) != 0)
+        if (a->len && real_unmap(a->addr, a->len) != 0)
             sp_log(SP_LOG_WARN, "runtime-error", "deferred munmap(0x%lx, %zu) failed: %s",
                    (unsigned long)a->addr, a->len, strerror(errno));
-        break;
-    case SP_ACT_MADVISE:
-        if (sp_real.madvise)
-            sp_real.madvise((void *)a->addr, a->len, a->advice);
         break;
     case SP_ACT_HIPFREE:
         if (sp_real.hipFree) {
@@ -310,15 +464,16 @@ static void run_action(const sp_action *a)
 
 /* ---- the thread --------------------------------------------------------- */
 
-/* Lock held: decrement actions counted for r; returns 1 if any became ready. */
+/* Lock held: the actions over r whose releases are all done (r's release
+ * completed, or r was revived) become ready. 1 if any did. */
 static int settle_actions(const sp_range *r)
 {
     int ready = 0;
     for (sp_action *a = R.actions; a; a = a->next) {
-        if (a->waits > 0 && a->max_id >= r->id && a->addr < r->base + r->size &&
-            r->base < a->addr + a->len) {
-            if (--a->waits == 0)
-                ready = 1;
+        if (!a->ready && overlaps(a->w_addr, a->w_len, r->base, r->size) &&
+            !blocked(a->w_addr, a->w_len, a->max_id)) {
+            a->ready = 1;
+            ready = 1;
         }
     }
     return ready;
@@ -331,8 +486,8 @@ static void drop_actions(const sp_range *r)
 {
     for (sp_action **pp = &R.actions; *pp;) {
         sp_action *a = *pp;
-        if (a->waits > 0 && a->max_id >= r->id && a->addr < r->base + r->size &&
-            r->base < a->addr + a->len) {
+        if (!a->running && a->max_id >= r->id &&
+            overlaps(a->w_addr, a->w_len, r->base, r->size)) {
             *pp = a->next;
             sp_mem_free(a);
         } else {
@@ -341,15 +496,25 @@ static void drop_actions(const sp_range *r)
     }
 }
 
-/* Lock held on entry and exit: run ready actions (waits == 0) outside it. */
+static int any_ready(void)
+{
+    for (const sp_action *a = R.actions; a; a = a->next)
+        if (a->ready && !a->running)
+            return 1;
+    return 0;
+}
+
+/* Lock held on entry and exit: run ready actions outside it. */
 static void run_ready_actions(void)
 {
     sp_action *ready[32];
     for (;;) {
         int n = 0;
         for (sp_action *a = R.actions; a && n < 32; a = a->next)
-            if (a->waits == 0)
+            if (a->ready && !a->running) {
+                a->running = 1;
                 ready[n++] = a;
+            }
         if (n == 0)
             return;
         sp_reg_unlock();
@@ -357,11 +522,7 @@ static void run_ready_actions(void)
             run_action(ready[i]);
         sp_reg_lock();
         for (int i = 0; i < n; i++) {
-            sp_action **pp = &R.actions;
-            while (*pp && *pp != ready[i])
-                pp = &(*pp)->next;
-            if (*pp)
-                *pp = ready[i]->next;
+            unlink_action(ready[i]);
             sp_mem_free(ready[i]);
         }
         sp_reg_broadcast();
@@ -415,8 +576,9 @@ static void complete_release(sp_range *r)
                 "had it)",
                 (unsigned long)base, (int)e);
     sp_record_latency(r->t_unregister_ns, done);
-    int ready = settle_actions(r);
-    if (ready)
+    /* Released: actions deferred from now on do not wait for r. */
+    r->released = 1;
+    if (settle_actions(r))
         run_ready_actions();
     sp_history_add(SP_EV_RELEASED, r->base, r->size, NULL);
     R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
@@ -478,7 +640,7 @@ static void *reaper_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     sp_reg_lock();
     for (;;) {
-        while (!R.q_head && !R.calls && !sp_streams_has_work() && !R.stop) {
+        while (!R.q_head && !R.calls && !sp_streams_has_work() && !any_ready() && !R.stop) {
             R.idle = 1;
             sp_reg_wait();
             R.idle = 0;
@@ -487,6 +649,10 @@ static void *reaper_main(void *arg)
             sp_reg_unlock();
             sp_streams_service();
             sp_reg_lock();
+        }
+        if (any_ready()) {
+            run_ready_actions();
+            continue;
         }
         if (R.calls) {
             sp_action *calls = R.calls;
@@ -546,7 +712,7 @@ size_t sp_reaper_drain(long timeout_ms)
     sp_reg_lock();
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     kick_locked();
-    while ((R.n_releasing > 0 || R.calls) && R.started) {
+    while ((R.n_releasing > 0 || R.calls || any_ready()) && R.started) {
         if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT)
             break;
     }

@@ -7,8 +7,8 @@
  * blocking stream) and each live non-blocking stream - in relaxed capture
  * mode, never on a capturing stream (it waits for the capture's end), waits
  * for the markers without spinning, then runs the real hipHostUnregister of
- * each range, then the deferred actions (free, munmap, madvise) that waited
- * on it, and removes the range. The reaper never runs inside a host function.
+ * each range, then the deferred actions (free, munmap) that waited on it,
+ * and removes the range. The reaper never runs inside a host function.
  *
  * Everything here is serialized by the registry lock. Calls marked "lock
  * held" must be made with it held. Dependencies: registry/, backend.h,
@@ -46,28 +46,53 @@ int sp_reaper_revive(sp_range *r);
  * release completed, or it was revived). Lock held (released while waiting). */
 void sp_reaper_wait_range(uintptr_t base, uint64_t id);
 
-/* Deferred actions: run when every RELEASING range overlapping [addr,
- * addr+len) has been released. The caller saw success already. */
-typedef enum sp_act_kind { SP_ACT_FREE, SP_ACT_MUNMAP, SP_ACT_MADVISE, SP_ACT_HIPFREE } sp_act_kind;
+/* ---- deferred actions (G2) ------------------------------------------------
+ * A deferred action (free of a block, munmap of pages) runs on the reaper
+ * once no release it waits for is pending: the ranges overlapping its span
+ * that were RELEASING (or released later, before it ran) and existed when
+ * it was deferred. The caller saw success already. hipFree from a host
+ * function is deferred to the reaper thread by sp_reaper_defer_call. */
+typedef enum sp_act_kind { SP_ACT_FREE, SP_ACT_MUNMAP, SP_ACT_HIPFREE } sp_act_kind;
 
-/* Defer an action on [addr, addr+len): every LIVE range overlapping it is
- * released first (freed-while-registered is the caller's to report) and
- * marked freed. Lock held. Returns 1 if deferred, 0 if nothing overlapped
- * (caller runs it now). If memory runs out it waits for the releases and
- * returns 0 (caller runs it now): never loses the action. */
-int sp_reaper_defer(sp_act_kind kind, void *addr, size_t len, int advice);
+/* For memory the program frees, unmaps or replaces: a LIVE r is released
+ * (freed-while-registered is the caller's to report) and r is marked freed
+ * (never revived). Lock held. */
+void sp_reaper_claim(sp_range *r);
+
+/* Wait while a range overlapping [addr, addr+len) is being registered.
+ * Lock held (released while waiting). */
+void sp_reaper_wait_registering(uintptr_t addr, size_t len);
+
+/* Defer free(p) of the block [p, p+len) while a release overlapping it is
+ * pending. Lock held. 1 if deferred; 0 if nothing is pending there (the
+ * caller frees it now). Out of memory: waits for those releases and returns
+ * 0 if may_wait, else keeps the block (a leak, never an early free) and
+ * returns 1. */
+int sp_reaper_defer_free(void *p, size_t len, int may_wait);
+
+/* munmap of the page-aligned [addr, addr+len), whose ranges the caller has
+ * claimed: the pages of the registrations there (page-rounded) are unmapped
+ * once their releases have completed, every other page now; pages whose
+ * unmap is already deferred stay as they are. Lock held. Out of memory: as
+ * sp_reaper_defer_free (waits, or leaves those pages mapped). */
+void sp_reaper_defer_unmap(uintptr_t addr, size_t len, int may_wait);
+
+/* 1 if a release not yet completed, or a deferred action, overlaps
+ * [addr, addr+len). Lock held. */
+int sp_reaper_pending_overlaps(uintptr_t addr, size_t len);
+
+/* Wait until nothing is pending over [addr, addr+len) (see above). Lock held
+ * (released while waiting). Never from a host function (G8): the releases
+ * may wait for it. */
+void sp_reaper_wait_pending(uintptr_t addr, size_t len);
+
+/* Where waiting is impossible (a host function): the deferred unmaps within
+ * [addr, addr+len) run now, and leave the deferred list. Lock held. */
+void sp_reaper_unmap_now(uintptr_t addr, size_t len);
 
 /* Defer a call that must not run in a host function (hipFree) to the reaper
  * thread. Lock held. Returns 0 or -1 if out of memory. */
 int sp_reaper_defer_call(sp_act_kind kind, void *addr);
-
-/* 1 if a deferred action or a RELEASING range overlaps [addr, addr+len).
- * Lock held. */
-int sp_reaper_pending_overlaps(uintptr_t addr, size_t len);
-
-/* Wait until nothing deferred overlaps [addr, addr+len) (for MAP_FIXED).
- * LIVE ranges there are released first. Lock held. */
-void sp_reaper_wait_clear(uintptr_t addr, size_t len);
 
 /* Start the reaper if needed and make sure it looks for work (streams.c
  * handed it a destroy). Lock held; call sp_reaper_kick after unlocking. */

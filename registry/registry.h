@@ -49,6 +49,7 @@ typedef struct sp_range {
     /* Set by the hooks/reaper; the registry only stores them. */
     unsigned freed : 1;      /* freed/unmapped/remapped since unregister: no revive */
     unsigned unregistering : 1; /* the real unregister has started */
+    unsigned released : 1;      /* the real unregister has completed */
     unsigned leak_reported : 1;
     unsigned stuck : 1;         /* its real unregister failed: kept pinned and alive */
     unsigned registering : 1;   /* the real register is in progress */
