@@ -53,19 +53,30 @@ pending_copy          legacy:clean,current:clean                   -
 runtime_answers       legacy:clean,current:clean                   invalid-argument,!hipfree-host-pointer,!runtime-error
 capture_refused_calls legacy:fault,current:clean                   -
 own_capture_register  legacy:clean,current:clean                   -
+fixed_map_in_callback legacy:clean,current:clean                   freed-while-registered
+madvise_pending       legacy:clean,current:clean                   -
+mremap_registered     legacy:clean,current:clean                   freed-while-registered
+bad_mem_args          legacy:clean,current:clean                   freed-while-registered
+noreplace_after_munmap legacy:clean,current:clean                  freed-while-registered
+stale_shmdt           legacy:fault,current:fault                   freed-while-registered
+neighbour_free        legacy:clean,current:clean                   -
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
 # (pending_copy and runtime_answers, clean bare too, check that the
 # runtime's answers pass through unchanged. A diagnostics entry "!code"
-# must NOT be printed.)
+# must NOT be printed. fixed_map_in_callback ... neighbour_free, clean bare
+# too, check that the memory hooks stay transparent: G2, G7.)
 #
 # Under safepin with options: program, personality, SAFEPIN_OPTIONS, and the
 # evidence that the option does what it says (unregister=async leaves
 # visibility to the program: a program that reads without synchronizing
-# reads stale bytes).
+# reads stale bytes; it also leaves releases pending while earlier device
+# work runs, which madvise must wait for: G2).
 OPTRUNS='
 unreg_visibility      current   unregister=async                     stale
+madvise_pending       current   unregister=async                     clean
+madvise_pending       legacy    unregister=async                     clean
 '
 # Run LEGACY_REPEAT times in a row under safepin (one TAP line per loop).
 REPEAT='churn_two_threads attr_race'
