@@ -1,6 +1,7 @@
 # safepin - build, test, demo, bench.
 #
-#   make            build/libsafepin.so, build/simhip/libamdhip64.so.5, test programs
+#   make            build/libsafepin.so, build/simhip/libamdhip64.so.5,
+#                   build/simcuda/libcuda.so.1, test programs
 #   make test       install deps, build, run every suite (plain + ASan/UBSan/TSan)
 #   make demo       a legacy program on simhip, without and with safepin
 #   make bench      the benchmark table (build/bench.json)
@@ -46,6 +47,12 @@ SIM_OBJ   := $(patsubst %.c,$(B)/obj/%.o,$(SIM_SRC))
 SIM_LIB   := $(B)/simhip/libamdhip64.so.5
 SIM_MAP   := simhip/libamdhip64.map
 
+# ---- simcuda: the CUDA driver face, simhip's objects + a cu* layer ----------
+SC_SRC    := $(wildcard simcuda/*.c)
+SC_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(SC_SRC))
+SC_LIB    := $(B)/simcuda/libcuda.so.1
+SC_MAP    := simcuda/libcuda.map
+
 # ---- test programs ------------------------------------------------------
 LEGACY_SRC := $(wildcard tests/legacy/*.c)
 LEGACY_BIN := $(patsubst tests/legacy/%.c,$(B)/tests/legacy/%,$(LEGACY_SRC))
@@ -60,6 +67,10 @@ UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
 MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
+SCT_SRC    := $(wildcard tests/simcuda/*.cc)
+SCT_BIN    := $(B)/tests/simcuda_tests
+LCUDA_SRC  := $(wildcard tests/legacy-cuda/*.c)
+LCUDA_BIN  := $(patsubst tests/legacy-cuda/%.c,$(B)/tests/legacy-cuda/%,$(LCUDA_SRC))
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
 
@@ -67,7 +78,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -96,6 +107,25 @@ $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic-functions \
 	  -Wl,--version-script=$(SIM_MAP) $(LDFLAGS) -ldl -lrt
 	ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
+
+# The driver exports only cu* (and the simcuda.h extension); simhip's code
+# inside it is local, so its calls stay inside.
+$(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(SC_OBJ) $(SIM_OBJ) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions \
+	  -Wl,--version-script=$(SC_MAP) $(LDFLAGS) -ldl -lrt
+	ln -sf libcuda.so.1 $(B)/simcuda/libcuda.so
+
+# CUDA driver-API programs, linked with -lcuda as such programs are (run
+# with LD_LIBRARY_PATH=$(B)/simcuda).
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+
+$(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
+	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
 $(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h simhip/simhip.h
 	@mkdir -p $(dir $@)

@@ -16,7 +16,7 @@
 
 #include "internal.h"
 
-struct sh_config sh_cfg = { SH_CURRENT, 0, 1 };
+struct sh_config sh_cfg = { SH_CURRENT, 0, 1, false };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 

@@ -32,6 +32,7 @@ struct sh_config {
     enum sh_personality personality; /* SIMHIP_PERSONALITY=current|legacy */
     unsigned delay_us;               /* SIMHIP_OP_DELAY_US */
     int ndevices;                    /* SIMHIP_DEVICES (1..SH_MAX_DEVICES) */
+    bool cuda;                       /* the CUDA face (simcuda sets it at init) */
 };
 extern struct sh_config sh_cfg;
 
@@ -156,7 +157,16 @@ struct sh_range {
     int device;
     bool unregistering;          /* hipHostUnregister in progress */
     int attr_busy;               /* hipPointerGetAttributes in progress */
+    /* CUDA face only: */
+    bool locked;                 /* mlock succeeded: the pinned pages can be told apart */
+    unsigned char *ghost;        /* the pinned pages the process no longer maps (lazy) */
+    void *owner;                 /* the context current at allocation / registration */
 };
+
+/* The owner recorded in new ranges (the CUDA face sets its current context). */
+extern _Thread_local void *sh_tl_owner;
+/* Copy the range containing p into *out; false when there is none. */
+bool sh_mem_lookup(const void *p, struct sh_range *out);
 
 extern pthread_rwlock_t sh_mem_lock;
 /* 1: every byte of [p, p+n) lies in some range of the table (no mincore). */

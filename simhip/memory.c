@@ -13,7 +13,17 @@
  * "attr_busy" count, held for ATTR_WINDOW_US by each attribute query (which
  * takes that long for unknown memory too). Either side finding the other's
  * marker aborts, as the real runtime crashes.
+ *
+ * The CUDA face (sh_cfg.cuda, set by simcuda) keeps the pinned pages of a
+ * registration as CUDA does: after free/munmap of a still-registered range
+ * the device keeps using the pages it pinned, which the process no longer
+ * maps. A page is still the pinned one while it is mapped and mlocked (a
+ * locked page answers EINVAL to MADV_COLD; a new mapping at that address is
+ * not locked); otherwise device accesses land in the range's "ghost" (zeros
+ * until the device writes), silently. Re-registering that address is 712
+ * until the old range is unregistered; runtime aborts become error codes.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +37,7 @@
 #define ATTR_WINDOW_US 20
 
 pthread_rwlock_t sh_mem_lock = PTHREAD_RWLOCK_INITIALIZER;
+_Thread_local void *sh_tl_owner;
 
 static struct sh_range **ranges;
 static size_t nranges, cranges;
@@ -170,12 +181,94 @@ static _Noreturn void gpu_fault(uintptr_t addr)
     abort();
 }
 
+/* ---- the CUDA face's device view (sh_mem_lock held, read) -------------- */
+
+/* Is the page at pg still the one the registration pinned? */
+static bool pinned_page_present(const struct sh_range *r, uintptr_t pg)
+{
+    unsigned char v;
+    if (mincore((void *)pg, page_size(), &v) != 0)
+        return false;
+    if (!r->locked)
+        return true;
+    return madvise((void *)pg, page_size(), MADV_COLD) != 0 && errno == EINVAL;
+}
+
+static unsigned char *ghost_of(struct sh_range *r)
+{
+    unsigned char *g = __atomic_load_n(&r->ghost, __ATOMIC_ACQUIRE);
+    if (g)
+        return g;
+    unsigned char *n = calloc(1, r->size);
+    if (!n)
+        sh_die("out of memory");
+    if (!__atomic_compare_exchange_n(&r->ghost, &g, n, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(n);
+        return g;
+    }
+    return n;
+}
+
+/* Where the device's access at a lands; *chunk is cut to the page and the
+ * range. Faults when no range covers a. */
+static unsigned char *cuda_view(uintptr_t a, size_t *chunk)
+{
+    struct sh_range *r = find_containing(a);
+    if (!r)
+        gpu_fault(a);
+    uintptr_t pg = page_size();
+    size_t left = r->base + r->size - a, in_page = ((a | (pg - 1)) + 1) - a;
+    if (*chunk > left)
+        *chunk = left;
+    if (*chunk > in_page)
+        *chunk = in_page;
+    if (r->kind != R_REGISTERED || pinned_page_present(r, a & ~(pg - 1)))
+        return (unsigned char *)a;
+    return ghost_of(r) + (a - r->base);
+}
+
+static void cuda_copy(unsigned char *dst, const unsigned char *src, size_t n, bool check_dst,
+                      bool check_src)
+{
+    size_t off = 0;
+    while (off < n) {
+        size_t chunk = n - off;
+        const unsigned char *s = src + off;
+        unsigned char *d = dst + off;
+        if (check_src)
+            s = cuda_view((uintptr_t)s, &chunk);
+        if (check_dst)
+            d = cuda_view((uintptr_t)d, &chunk);
+        memmove(d, s, chunk);
+        off += chunk;
+    }
+}
+
+static void cuda_fill(unsigned char *dst, int value, unsigned elem, size_t count)
+{
+    uint32_t v = (uint32_t)value;
+    const unsigned char *pat = (const unsigned char *)&v;
+    size_t n = count * elem, off = 0;
+    while (off < n) {
+        size_t chunk = n - off;
+        unsigned char *d = cuda_view((uintptr_t)(dst + off), &chunk);
+        for (size_t i = 0; i < chunk; i++)
+            d[i] = elem == 1 ? (unsigned char)value : pat[(off + i) % 4];
+        off += chunk;
+    }
+}
+
 void sh_device_copy(void *dst, const void *src, size_t n, bool check_dst, bool check_src)
 {
     uintptr_t bad;
     if (!n)
         return;
     pthread_rwlock_rdlock(&sh_mem_lock);
+    if (sh_cfg.cuda) {
+        cuda_copy(dst, src, n, check_dst, check_src);
+        pthread_rwlock_unlock(&sh_mem_lock);
+        return;
+    }
     if (check_src && !accessible((uintptr_t)src, n, &bad))
         gpu_fault(bad);
     if (check_dst && !accessible((uintptr_t)dst, n, &bad))
@@ -190,6 +283,11 @@ void sh_device_fill(void *dst, int value, unsigned elem, size_t count)
     if (!count)
         return;
     pthread_rwlock_rdlock(&sh_mem_lock);
+    if (sh_cfg.cuda) {
+        cuda_fill(dst, value, elem, count);
+        pthread_rwlock_unlock(&sh_mem_lock);
+        return;
+    }
     if (!accessible((uintptr_t)dst, count * elem, &bad))
         gpu_fault(bad);
     if (elem == 1) {
@@ -217,6 +315,16 @@ bool sh_mem_covered(const void *ptr, size_t n)
     }
     pthread_rwlock_unlock(&sh_mem_lock);
     return ok;
+}
+
+bool sh_mem_lookup(const void *p, struct sh_range *out)
+{
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)p);
+    if (r)
+        *out = *r;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return r != NULL;
 }
 
 bool sh_mem_is_device(const void *ptr)
@@ -249,6 +357,7 @@ static hipError_t alloc_range(void **ptr, size_t size, unsigned flags, enum sh_r
     r->flags = flags;
     r->kind = kind;
     r->device = sh_current_device();
+    r->owner = sh_tl_owner;
     pthread_rwlock_wrlock(&sh_mem_lock);
     int rc = table_insert(r);
     pthread_rwlock_unlock(&sh_mem_lock);
@@ -271,6 +380,8 @@ static hipError_t free_range(void *p, enum sh_range_kind kind, const char *api)
     bool registered = r && r->kind == R_REGISTERED;
     bool ok = r && r->base == (uintptr_t)p && (r->kind == kind || kind == R_DEVICE);
     pthread_rwlock_unlock(&sh_mem_lock);
+    if (registered && kind == R_DEVICE && sh_cfg.cuda)
+        return hipErrorInvalidValue;
     if (registered && kind == R_DEVICE)
         sh_die("runtime abort: Memobj map does not have ptr: 0x%lx", (unsigned long)(uintptr_t)p);
     if (!ok)
@@ -323,8 +434,9 @@ hipError_t hipHostFree(void *ptr)
 /* ---- registration -------------------------------------------------------- */
 
 /* Fault in every page of [p, p+size) for writing without changing a byte
- * (an atomic read-modify-write of one byte per page), then lock it. */
-static void pin_pages(uintptr_t p, size_t size)
+ * (an atomic read-modify-write of one byte per page), then lock it.
+ * Returns mlock's answer (0: locked). */
+static int pin_pages(uintptr_t p, size_t size)
 {
     uintptr_t pg = page_size();
     uintptr_t start = p & ~(pg - 1), end = p + size;
@@ -333,7 +445,20 @@ static void pin_pages(uintptr_t p, size_t size)
         atomic_fetch_or_explicit((_Atomic unsigned char *)a, 0, memory_order_relaxed);
     }
     /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in. */
-    (void)mlock((void *)start, end - start);
+    return mlock((void *)start, end - start);
+}
+
+/* CUDA face: the pages of r that no other registration shares (table
+ * lock held, r already removed). */
+static void unshared_span(const struct sh_range *r, uintptr_t *s, uintptr_t *e)
+{
+    uintptr_t pg = page_size();
+    *s = r->base & ~(pg - 1);
+    *e = ((r->base + r->size - 1) | (pg - 1)) + 1;
+    if (find_overlap(*s, pg))
+        *s += pg;
+    if (*e > *s && find_overlap(*e - pg, pg))
+        *e -= pg;
 }
 
 static void unpin_pages(uintptr_t p, size_t size)
@@ -363,11 +488,11 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     bool overlap = find_overlap(p, sizeBytes) != NULL;
     pthread_rwlock_unlock(&sh_mem_lock);
     if (overlap)
-        return hipSuccess;
+        return sh_cfg.cuda ? sh_ret(hipErrorHostMemoryAlreadyRegistered) : hipSuccess;
     if (first_unmapped(p, sizeBytes))
         return sh_ret(hipErrorInvalidValue);
 
-    pin_pages(p, sizeBytes);
+    int locked = pin_pages(p, sizeBytes);
 
     struct sh_range *r = calloc(1, sizeof *r);
     if (!r)
@@ -377,12 +502,14 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     r->flags = flags;
     r->kind = R_REGISTERED;
     r->device = sh_current_device();
+    r->locked = locked == 0;
+    r->owner = sh_tl_owner;
     pthread_rwlock_wrlock(&sh_mem_lock);
     if (find_overlap(p, sizeBytes)) {
         /* Lost a race with another register: its object wins, our pin leaks. */
         pthread_rwlock_unlock(&sh_mem_lock);
         free(r);
-        return hipSuccess;
+        return sh_cfg.cuda ? sh_ret(hipErrorHostMemoryAlreadyRegistered) : hipSuccess;
     }
     int rc = table_insert(r);
     pthread_rwlock_unlock(&sh_mem_lock);
@@ -411,9 +538,15 @@ hipError_t hipHostUnregister(void *hostPtr)
         pthread_rwlock_unlock(&sh_mem_lock);
         return sh_ret(hipErrorHostMemoryNotRegistered);
     }
+    if (sh_cfg.cuda && (r->base != p || r->unregistering)) {
+        /* CUDA: an interior pointer is an invalid value (the range keeps
+         * working); a concurrent second unregister finds it gone. */
+        pthread_rwlock_unlock(&sh_mem_lock);
+        return sh_ret(r->base != p ? hipErrorInvalidValue : hipErrorHostMemoryNotRegistered);
+    }
     if (r->base != p || r->unregistering)
         sh_die("runtime abort: Memobj map does not have ptr: 0x%lx", (unsigned long)p);
-    if (r->attr_busy)
+    if (r->attr_busy && !sh_cfg.cuda)
         sh_die("runtime abort: hipPointerGetAttributes raced hipHostUnregister on 0x%lx",
                (unsigned long)p);
     r->unregistering = true;
@@ -424,6 +557,18 @@ hipError_t hipHostUnregister(void *hostPtr)
         sh_sync(SYNC_ALL_DEVICES, NULL, 0, "hipHostUnregister");
     else
         sh_sync(SYNC_NULL_ALL_DEVICES, NULL, 0, "hipHostUnregister");
+    if (sh_cfg.cuda) {
+        uintptr_t s, e;
+        pthread_rwlock_wrlock(&sh_mem_lock);
+        table_remove(r);
+        unshared_span(r, &s, &e);
+        pthread_rwlock_unlock(&sh_mem_lock);
+        if (e > s)
+            munlock((void *)s, e - s);
+        free(r->ghost);
+        free(r);
+        return hipSuccess;
+    }
     unpin_pages(r->base, r->size);
     sh_sleep_us(UNREG_WINDOW_US);
 
