@@ -1,0 +1,69 @@
+/*
+ * legacy_cuda.h - helpers of the legacy CUDA driver-API programs.
+ *
+ * The programs here are written the way existing CUDA driver-API code is
+ * written (including its mistakes), linked with -lcuda, and run on simcuda
+ * (LD_LIBRARY_PATH=build/simcuda). Each prints "OK" and exits 0 when its
+ * work completed and its data verified; otherwise it says what went wrong
+ * and exits nonzero. run.sh checks the evidence of each hazard.
+ */
+#ifndef LEGACY_CUDA_H
+#define LEGACY_CUDA_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "simcuda.h"
+
+static inline const char *lc_name(CUresult e)
+{
+    const char *s = NULL;
+    cuGetErrorName(e, &s);
+    return s ? s : "?";
+}
+
+/* A driver call that must succeed: on failure name it, its error, exit 1. */
+#define CHECK(call)                                                            \
+    do {                                                                       \
+        CUresult err_ = (call);                                                \
+        if (err_ != CUDA_SUCCESS) {                                            \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
+                    #call, lc_name(err_), (int)err_);                          \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+/* cuInit, the primary context of device 0 made current. */
+static inline CUcontext lc_init(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    return ctx;
+}
+
+static inline int lc_pattern(size_t i, int seed)
+{
+    return (int)((i * 2654435761u) ^ (unsigned)seed) & 0x3fffffff;
+}
+
+/* Check p[i] == pattern(i, seed); report the first mismatch, with a note
+ * when it is an earlier batch's data or zeros (stale). */
+static inline int lc_verify(const char *what, const int *p, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != lc_pattern(i, seed)) {
+            fprintf(stderr, "%s: corrupted data at element %zu: got %d, want %d (stale)\n", what,
+                    i, p[i], lc_pattern(i, seed));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#endif
