@@ -170,8 +170,9 @@ $(B)/bench/libfloor.so: bench/floor/floor.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared $< -o $@ -ldl
 
-# What the sanitizer suites run: the library, simhip, unit tests, legacy programs.
-san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN)
+# What the sanitizer suites run: the library, simhip, unit tests, legacy
+# programs, simcuda's tests.
+san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN) $(SCT_BIN)
 
 san-builds: deps
 	$(MAKE) -j2 SAN=asan san-all

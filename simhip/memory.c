@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -444,8 +445,14 @@ static int pin_pages(uintptr_t p, size_t size)
         uintptr_t a = x < p ? p : x;
         atomic_fetch_or_explicit((_Atomic unsigned char *)a, 0, memory_order_relaxed);
     }
-    /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in. */
-    return mlock((void *)start, end - start);
+    /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in.
+     * The CUDA face locks with the system call itself (sanitizer runtimes
+     * turn mlock() into a no-op) and checks that the first page is locked. */
+    if (!sh_cfg.cuda)
+        return mlock((void *)start, end - start);
+    if (syscall(SYS_mlock, (void *)start, end - start) != 0)
+        return -1;
+    return madvise((void *)start, pg, MADV_COLD) != 0 && errno == EINVAL ? 0 : -1;
 }
 
 /* CUDA face: the pages of r that no other registration shares (table
@@ -564,7 +571,7 @@ hipError_t hipHostUnregister(void *hostPtr)
         unshared_span(r, &s, &e);
         pthread_rwlock_unlock(&sh_mem_lock);
         if (e > s)
-            munlock((void *)s, e - s);
+            syscall(SYS_munlock, (void *)s, e - s);
         free(r->ghost);
         free(r);
         return hipSuccess;
