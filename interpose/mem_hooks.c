@@ -634,9 +634,20 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
     sp_reg_lock();
     int live = live_in(a, n, 0);
     sp_reg_unlock();
-    if (live && (!(flags & MAP_ANONYMOUS) || (flags & MAP_HUGETLB))) {
+    if (live && (flags & MAP_HUGETLB)) {
+        /* A fixed huge-page mapping needs a huge-page aligned address (the
+         * probe below, placed by the kernel, cannot judge that). */
+        unsigned shift = (unsigned)(flags >> MAP_HUGE_SHIFT) & MAP_HUGE_MASK;
+        uintptr_t hsz = shift ? (uintptr_t)1 << shift : (uintptr_t)2 << 20;
+        if (a & (hsz - 1)) {
+            errno = EINVAL;
+            return MAP_FAILED;
+        }
+    }
+    if (live) {
         /* Registrations change only if the kernel accepts the mapping: let
-         * it judge the descriptor, offset and protection first, elsewhere. */
+         * it judge the flags, descriptor, offset and protection first,
+         * elsewhere. */
         void *probe = real_mmap(NULL, len, prot, flags & ~(MAP_FIXED | MAP_POPULATE | MAP_LOCKED),
                                 fd, off);
         if (probe == MAP_FAILED)
