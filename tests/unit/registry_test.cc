@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -790,6 +791,63 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
   EXPECT_EQ(sp_reg_count(), 1u);
   EXPECT_NE(sp_reg_find(kArena), nullptr);
   sp_reg_unlock();
+}
+
+// A thread cancelled while it waits on the registry's condition variable
+// (pthread_cond_wait is a cancellation point) must not end with the lock
+// held: every other thread, the exit drain included, would hang. The
+// cancellation acts after the thread unlocks. Run in a child, which the
+// test kills if it hangs.
+std::atomic<int> g_cancel_waiting{0}, g_cancel_go{0};
+
+void* CancelledWaiter(void*) {
+  sp_reg_lock();
+  g_cancel_waiting = 1;
+  while (!g_cancel_go) sp_reg_wait();
+  sp_reg_unlock();
+  pthread_testcancel();  // the cancellation acts here
+  return nullptr;
+}
+
+TEST_F(RegistryThreadTest, CancelledWaiterLeavesTheLockFree) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    sp_reg_fork_child();
+    pthread_t t;
+    if (pthread_create(&t, nullptr, CancelledWaiter, nullptr) != 0) _exit(2);
+    for (;;) {  // holding the lock while it is set: the waiter waits
+      sp_reg_lock();
+      bool waiting = g_cancel_waiting;
+      if (waiting) break;
+      sp_reg_unlock();
+      usleep(1000);
+    }
+    sp_reg_unlock();
+    pthread_cancel(t);
+    sp_reg_lock();
+    g_cancel_go = 1;
+    sp_reg_broadcast();
+    sp_reg_unlock();
+    void* res = nullptr;
+    pthread_join(t, &res);
+    sp_reg_lock();  // hangs if the waiter died holding the lock
+    sp_reg_unlock();
+    _exit(res == PTHREAD_CANCELED ? 0 : 3);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  pid_t got = 0;
+  uint64_t deadline = NowNs() + 10000000000ULL;
+  while ((got = waitpid(pid, &status, WNOHANG)) == 0 && NowNs() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "a thread cancelled in sp_reg_wait left the registry lock held";
+  }
+  ASSERT_EQ(got, pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the waiter was not cancelled";
 }
 
 }  // namespace
