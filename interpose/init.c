@@ -59,6 +59,7 @@ static void fork_child(void)
 {
     sp_reg_fork_child();
     sp_reaper_fork_child();
+    sp_backend_fork_child();
     drain_done = 0;
     exit_done = 0;
     drain_end = SP_DRAIN_DONE;

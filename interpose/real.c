@@ -213,6 +213,14 @@ static void drop_hold(void)
     forget_if_unloaded(&in);
 }
 
+void sp_backend_fork_child(void)
+{
+    /* The child's reaper knows nothing of the reference: the child keeps
+     * the runtime loaded (never unloaded, never stale) rather than drop it
+     * here, where no dlclose may be made. */
+    hold = NULL;
+}
+
 int sp_dlclose(void *handle)
 {
     dlclose_fn real = real_dlclose();

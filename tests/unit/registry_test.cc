@@ -796,8 +796,9 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
 // A thread cancelled while it waits on the registry's condition variable
 // (pthread_cond_wait is a cancellation point) must not end with the lock
 // held: every other thread, the exit drain included, would hang. The
-// cancellation acts after the thread unlocks. Run in a child, which the
-// test kills if it hangs.
+// cancellation acts after the thread unlocks. Run in a fresh process (a
+// threadsafe death test: threads in a forked child upset TSan), which an
+// alarm ends if it hangs.
 std::atomic<int> g_cancel_waiting{0}, g_cancel_go{0};
 
 void* CancelledWaiter(void*) {
@@ -809,45 +810,34 @@ void* CancelledWaiter(void*) {
   return nullptr;
 }
 
-TEST_F(RegistryThreadTest, CancelledWaiterLeavesTheLockFree) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    sp_reg_fork_child();
-    pthread_t t;
-    if (pthread_create(&t, nullptr, CancelledWaiter, nullptr) != 0) _exit(2);
-    for (;;) {  // holding the lock while it is set: the waiter waits
-      sp_reg_lock();
-      bool waiting = g_cancel_waiting;
-      if (waiting) break;
-      sp_reg_unlock();
-      usleep(1000);
-    }
-    sp_reg_unlock();
-    pthread_cancel(t);
+void CancelWaiterThenLock() {
+  alarm(10);
+  pthread_t t;
+  if (pthread_create(&t, nullptr, CancelledWaiter, nullptr) != 0) exit(2);
+  for (;;) {  // holding the lock while it is set: the waiter waits
     sp_reg_lock();
-    g_cancel_go = 1;
-    sp_reg_broadcast();
+    bool waiting = g_cancel_waiting;
+    if (waiting) break;
     sp_reg_unlock();
-    void* res = nullptr;
-    pthread_join(t, &res);
-    sp_reg_lock();  // hangs if the waiter died holding the lock
-    sp_reg_unlock();
-    _exit(res == PTHREAD_CANCELED ? 0 : 3);
+    usleep(1000);
   }
-  ASSERT_GT(pid, 0);
-  int status = 0;
-  pid_t got = 0;
-  uint64_t deadline = NowNs() + 10000000000ULL;
-  while ((got = waitpid(pid, &status, WNOHANG)) == 0 && NowNs() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (got == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL() << "a thread cancelled in sp_reg_wait left the registry lock held";
-  }
-  ASSERT_EQ(got, pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the waiter was not cancelled";
+  sp_reg_unlock();
+  pthread_cancel(t);
+  sp_reg_lock();
+  g_cancel_go = 1;
+  sp_reg_broadcast();
+  sp_reg_unlock();
+  void* res = nullptr;
+  pthread_join(t, &res);
+  sp_reg_lock();  // hangs (until the alarm) if the waiter died holding it
+  sp_reg_unlock();
+  exit(res == PTHREAD_CANCELED ? 0 : 3);
+}
+
+TEST(RegistryLockDeathTest, CancelledWaiterLeavesTheLockFree) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(CancelWaiterThenLock(), ::testing::ExitedWithCode(0), "")
+      << "killed by the alarm: the registry lock was left held; 3: not cancelled";
 }
 
 }  // namespace
