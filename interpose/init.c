@@ -102,7 +102,7 @@ static int report_leak(sp_range *r, void *arg)
     } else if (r->state == SP_RANGE_RELEASING && drain_end == SP_DRAIN_HOST_FUNCTION) {
         sp_log(SP_LOG_INFO, "exit",
                "release of 0x%lx (%zu bytes) not completed: exit was called from a host function, "
-               "and the device work the release waits for is queued behind it",
+               "so the exit drain did not wait (device work queued behind it never runs)",
                (unsigned long)r->base, r->size);
     } else if (r->state == SP_RANGE_RELEASING && drain_end == SP_DRAIN_CAPTURE) {
         sp_log(SP_LOG_INFO, "exit",

@@ -137,7 +137,9 @@ size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why);
 void sp_reaper_main_gone(void);
 
 /* 1 while safepin holds work for the runtime: ranges (live or releasing),
- * queued or running releases and deferred calls, tail markers. Lock held. */
+ * queued or running releases and deferred calls, streams' work (events to
+ * destroy, destroys handed over). Tail markers alone are not: once the
+ * runtime is unloaded they are forgotten with it. Lock held. */
 int sp_reaper_busy(void);
 
 /* Run fn once the reaper has no work (sp_reaper_busy() == 0), on the reaper
