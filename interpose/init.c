@@ -1,5 +1,20 @@
 /*
  * init.c - one-time initialization, fork handlers, the end of the run.
+ *
+ * How a run ends:
+ * - exit(): the program's atexit handlers run, then every library's ELF
+ *   destructor. safepin is preloaded, so its destructor (sp_exit_drain)
+ *   runs first among the libraries': the exit drain completes the pending
+ *   releases while the runtime, whose destructor may tear it down, is still
+ *   there. The end-of-run report (sp_at_exit, registered with on_exit from
+ *   safepin's constructor) runs last, after every destructor, so that
+ *   registrations released by any cleanup are not reported as leaks.
+ * - pthread_exit() from main: the process ends, through exit(0), when its
+ *   last thread ends. safepin's reaper ends itself once main is gone and it
+ *   has no work, so it is never what keeps the process alive.
+ * - exit() from a host function, or with a capture open: the drain does not
+ *   wait for work that cannot complete before the process ends, and says so
+ *   at log=info (not a violation).
  */
 #include "internal.h"
 
@@ -14,16 +29,41 @@ __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 void sp_postmortem_install(void);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int initialized;
+static int drain_done;
 static int exit_done;
+static sp_drain_end drain_end = SP_DRAIN_DONE;
+
+/* Its value is set in the main thread only: its destructor runs when main
+ * ends with pthread_exit (exit() runs no thread-specific destructors). */
+static pthread_key_t main_key;
+static int main_key_made;
 
 int sp_in_host_function(void) { return sp_tls_in_hostfn > 0; }
 
+static void main_thread_ended(void *v)
+{
+    (void)v;
+    sp_reaper_main_gone();
+}
+
+static void mark_main_thread(void)
+{
+    if (main_key_made)
+        pthread_setspecific(main_key, &main_key);
+}
+
 /* The child forgets the registry and the reaper; nothing is locked around
- * fork (see sp_reg_fork_child). */
+ * fork (see sp_reg_fork_child). Its one thread is its main thread. */
 static void fork_child(void)
 {
     sp_reg_fork_child();
     sp_reaper_fork_child();
+    sp_backend_fork_child();
+    drain_done = 0;
+    exit_done = 0;
+    drain_end = SP_DRAIN_DONE;
+    mark_main_thread();
 }
 
 static void do_init(void)
@@ -34,6 +74,11 @@ static void do_init(void)
     sp_streams_init_devices();
     pthread_atfork(NULL, NULL, fork_child);
     on_exit(sp_at_exit, NULL);
+    if (gettid() == getpid()) {
+        main_key_made = pthread_key_create(&main_key, main_thread_ended) == 0;
+        mark_main_thread();
+    }
+    __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
     if (sp_opt.history > 0)
         sp_postmortem_install();
     if (sp_opt.log_level >= SP_LOG_DEBUG) {
@@ -54,6 +99,16 @@ static int report_leak(sp_range *r, void *arg)
         sp_diag(SP_LEAK_AT_EXIT, r, "0x%lx (%zu bytes, flags 0x%x, nest %d) still registered at exit%s",
                 (unsigned long)r->base, r->size, r->flags, r->nest,
                 r->stuck ? " (its real unregister failed; the memory was kept alive)" : "");
+    } else if (r->state == SP_RANGE_RELEASING && drain_end == SP_DRAIN_HOST_FUNCTION) {
+        sp_log(SP_LOG_INFO, "exit",
+               "release of 0x%lx (%zu bytes) not completed: exit was called from a host function, "
+               "so the exit drain did not wait (device work queued behind it never runs)",
+               (unsigned long)r->base, r->size);
+    } else if (r->state == SP_RANGE_RELEASING && drain_end == SP_DRAIN_CAPTURE) {
+        sp_log(SP_LOG_INFO, "exit",
+               "release of 0x%lx (%zu bytes) not completed: it waits for a stream capture still "
+               "open at exit",
+               (unsigned long)r->base, r->size);
     } else if (r->state == SP_RANGE_RELEASING) {
         sp_diag(SP_RELEASE_TIMEOUT, r,
                 "release of 0x%lx (%zu bytes) not completed within drain_timeout_ms=%ld",
@@ -62,17 +117,34 @@ static int report_leak(sp_range *r, void *arg)
     return 0;
 }
 
+/* A process that never had a HIP runtime (a shell, `timeout`, any helper
+ * that inherited LD_PRELOAD) has nothing to drain or report, and must not
+ * overwrite the program's report. */
+static int nothing_to_do(void)
+{
+    return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
+           (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0);
+}
+
+/* The exit drain, once: from safepin's ELF destructor, before the runtime's
+ * own destructor can tear it down (see the top of this file). */
+__attribute__((destructor)) static void sp_exit_drain(void)
+{
+    if (nothing_to_do() || __atomic_exchange_n(&drain_done, 1, __ATOMIC_ACQ_REL))
+        return;
+    sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
+}
+
 void sp_at_exit(int status, void *arg)
 {
     (void)arg;
     if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
         return;
-    /* A process that never had a HIP runtime (a shell, `timeout`, any helper
-     * that inherited LD_PRELOAD) has nothing to report and must not
-     * overwrite the program's report. */
-    if (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0)
+    if (nothing_to_do())
         return;
-    sp_reaper_drain(sp_opt.drain_timeout_ms);
+    sp_exit_drain(); /* if no destructor ran it (exit from a destructor) */
+    if (drain_end == SP_DRAIN_DONE) /* releases started by later destructors */
+        sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
     sp_reg_lock();
     sp_reg_for_each(report_leak, NULL);
     sp_reg_unlock();

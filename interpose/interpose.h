@@ -56,6 +56,12 @@ int sp_madvise(void *addr, size_t len, int advice);
 void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sp_shmdt(const void *addr);
 
+/* dlclose: a runtime safepin has work for stays loaded until that work is
+ * done; once it is unloaded, safepin forgets it (and uses the next one). */
+int sp_dlclose(void *handle);
+/* Fork child: forget the reference safepin held (see real.c). */
+void sp_backend_fork_child(void);
+
 /* End of run (registered with on_exit): drain, leaks, summary, report,
  * strict mode's exit status. */
 void sp_at_exit(int status, void *arg);

@@ -1,11 +1,16 @@
 /*
- * real.c - resolve the real functions once, with dlsym(RTLD_NEXT).
+ * real.c - resolve the real functions once, with dlsym(RTLD_NEXT), and
+ * follow the runtime's lifetime: dlclose of it, and a reload.
  */
 #include "interpose.h"
 #include "backend.h"
 #include "diag.h"
+#include "reaper.h"
+#include "registry.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +106,144 @@ void sp_resolve_backend(void)
         sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
     else if (missing_req)
         sp_log(SP_LOG_DEBUG, "debug", "no HIP runtime loaded (yet): HIP hooks pass through");
+}
+
+/* ---- the runtime's lifetime ---------------------------------------------
+ *
+ * A program may dlclose the runtime it loaded with dlopen, and load it
+ * again. While safepin has work for the runtime (sp_reaper_busy: ranges,
+ * pending releases, deferred calls) it keeps the library loaded with a
+ * reference of its own, dropped by the reaper once that work is done. When
+ * the library is really unloaded, the HIP entries of the table are
+ * cleared, and filled from the next runtime that is loaded (SP_REAL_HIP,
+ * or the program's dlsym on its handle): safepin never calls unloaded code.
+ */
+
+typedef int (*dlclose_fn)(void *);
+static dlclose_fn real_dlclose_ptr;
+
+static dlclose_fn real_dlclose(void)
+{
+    dlclose_fn f = __atomic_load_n(&real_dlclose_ptr, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
+        if (!f)
+            f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
+        __atomic_store_n(&real_dlclose_ptr, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+/* The runtime instance the table's HIP functions belong to, or NULL. */
+static struct link_map *runtime_map(void)
+{
+    void *fn = NULL;
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (!fn && KIND_OF_##kind != KIND_LIBC)                                     \
+        fn = (void *)sp_real.name;
+#include "hooks.inc"
+#undef SP_REAL
+    Dl_info di;
+    struct link_map *lm = NULL;
+    if (!fn || !dladdr1(fn, &di, (void **)&lm, RTLD_DL_LINKMAP))
+        return NULL;
+    return lm;
+}
+
+/* What identifies an instance: its name, link map and load address. */
+typedef struct instance {
+    char name[PATH_MAX];
+    struct link_map *lm;
+    uintptr_t addr;
+} instance;
+
+static void note_instance(instance *in, struct link_map *lm)
+{
+    snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
+    in->lm = lm;
+    in->addr = lm->l_addr;
+}
+
+/* After a dlclose of the runtime: if that instance is gone, forget it. */
+static void forget_if_unloaded(const instance *in)
+{
+    struct link_map *now = NULL;
+    int same = 0;
+    void *h = dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD);
+    if (h) {
+        same = dlinfo(h, RTLD_DI_LINKMAP, &now) == 0 && now == in->lm && now->l_addr == in->addr;
+        real_dlclose()(h);
+    }
+    (void)dlerror(); /* the program's dlerror() answers for its own calls only */
+    if (same)
+        return;
+    sp_reg_lock();
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (KIND_OF_##kind != KIND_LIBC)                                            \
+        sp_real.name = NULL;
+#include "hooks.inc"
+#undef SP_REAL
+    sp_reaper_runtime_gone();
+    sp_reg_unlock();
+    sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
+}
+
+/* safepin's own reference to the runtime while it has work for it, and
+ * that instance. Guarded by the registry lock. */
+static void *hold;
+static instance held;
+
+/* On the reaper thread, once safepin has no work left: drop the reference. */
+static void drop_hold(void)
+{
+    static instance in; /* only the reaper thread drops */
+    sp_reg_lock();
+    void *h = hold;
+    if (h && sp_reaper_busy()) {
+        sp_reaper_when_idle(drop_hold); /* work came back meanwhile */
+        h = NULL;
+    } else if (h) {
+        hold = NULL;
+        in = held;
+    }
+    sp_reg_unlock();
+    if (!h)
+        return;
+    real_dlclose()(h);
+    forget_if_unloaded(&in);
+}
+
+void sp_backend_fork_child(void)
+{
+    /* The child's reaper knows nothing of the reference: the child keeps
+     * the runtime loaded (never unloaded, never stale) rather than drop it
+     * here, where no dlclose may be made. */
+    hold = NULL;
+}
+
+int sp_dlclose(void *handle)
+{
+    dlclose_fn real = real_dlclose();
+    if (!real)
+        return -1;
+    struct link_map *hm = NULL, *rm = NULL;
+    if (!handle || !(rm = runtime_map()) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
+        return real(handle); /* (which sets what dlerror() says) */
+    /* The program closes the runtime safepin uses. */
+    instance in;
+    note_instance(&in, rm);
+    sp_reg_lock();
+    if (!hold && sp_reaper_busy()) {
+        hold = dlopen(in.name, RTLD_LAZY | RTLD_NOLOAD);
+        if (hold) {
+            held = in;
+            sp_reaper_when_idle(drop_hold);
+        }
+    }
+    int holding = hold != NULL;
+    sp_reg_unlock();
+    int rc = real(handle);
+    if (rc == 0 && !holding)
+        forget_if_unloaded(&in);
+    return rc;
 }

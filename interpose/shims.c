@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "registry.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <stdlib.h>
@@ -18,73 +19,88 @@
 
 #define SP_EXPORT __attribute__((visibility("default"), no_sanitize_address))
 
+/* A HIP hook runs with cancellation disabled. It keeps state across several
+ * steps (the registry, a serialized runtime call, calls of safepin's own
+ * into the runtime, some of them cancellation points); a thread cancelled
+ * half-way would leave that state half-done, and other threads waiting on
+ * it forever. A pending cancellation acts at the program's next
+ * cancellation point after the hook returns (G9). */
+#define SP_NOCANCEL(call)                                                      \
+    do {                                                                       \
+        int old_;                                                              \
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        hipError_t e_ = (call);                                                \
+        pthread_setcancelstate(old_, NULL);                                    \
+        return e_;                                                             \
+    } while (0)
+
 SP_EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
 {
-    return sp_host_register(p, size, flags);
+    SP_NOCANCEL(sp_host_register(p, size, flags));
 }
 
-SP_EXPORT hipError_t hipHostUnregister(void *p) { return sp_host_unregister(p); }
+SP_EXPORT hipError_t hipHostUnregister(void *p) { SP_NOCANCEL(sp_host_unregister(p)); }
 
-SP_EXPORT hipError_t hipFree(void *p) { return sp_hip_free(p); }
+SP_EXPORT hipError_t hipFree(void *p) { SP_NOCANCEL(sp_hip_free(p)); }
 
 SP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *p)
 {
-    return sp_pointer_get_attributes(attr, p);
+    SP_NOCANCEL(sp_pointer_get_attributes(attr, p));
 }
 
-SP_EXPORT hipError_t hipStreamCreate(hipStream_t *s) { return sp_stream_create(s); }
+SP_EXPORT hipError_t hipStreamCreate(hipStream_t *s) { SP_NOCANCEL(sp_stream_create(s)); }
 
 SP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
 {
-    return sp_stream_create_with_flags(s, flags);
+    SP_NOCANCEL(sp_stream_create_with_flags(s, flags));
 }
 
 SP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *s, unsigned int flags, int priority)
 {
-    return sp_stream_create_with_priority(s, flags, priority);
+    SP_NOCANCEL(sp_stream_create_with_priority(s, flags, priority));
 }
 
-SP_EXPORT hipError_t hipStreamDestroy(hipStream_t s) { return sp_stream_destroy(s); }
+SP_EXPORT hipError_t hipStreamDestroy(hipStream_t s) { SP_NOCANCEL(sp_stream_destroy(s)); }
 
 SP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
 {
-    return sp_stream_begin_capture(s, mode);
+    SP_NOCANCEL(sp_stream_begin_capture(s, mode));
 }
 
 SP_EXPORT hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t *graph)
 {
-    return sp_stream_end_capture(s, graph);
+    SP_NOCANCEL(sp_stream_end_capture(s, graph));
 }
 
 SP_EXPORT hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, void *ud,
                                           unsigned int flags)
 {
-    return sp_stream_add_callback(s, cb, ud, flags);
+    SP_NOCANCEL(sp_stream_add_callback(s, cb, ud, flags));
 }
 
 SP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void *ud)
 {
-    return sp_launch_host_func(s, fn, ud);
+    SP_NOCANCEL(sp_launch_host_func(s, fn, ud));
 }
 
 SP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags,
                                        int *status)
 {
-    return sp_get_proc_address(symbol, pfn, version, flags, status);
+    SP_NOCANCEL(sp_get_proc_address(symbol, pfn, version, flags, status));
 }
 
 SP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
                                     hipStream_t stream)
 {
-    return sp_memcpy_async(dst, src, n, kind, stream);
+    SP_NOCANCEL(sp_memcpy_async(dst, src, n, kind, stream));
 }
 SP_EXPORT hipError_t hipHostGetDevicePointer(void **dev, void *p, unsigned int flags)
 {
-    return sp_host_get_device_pointer(dev, p, flags);
+    SP_NOCANCEL(sp_host_get_device_pointer(dev, p, flags));
 }
 SP_EXPORT hipError_t hipHostGetFlags(unsigned int *flags, void *p)
 {
-    return sp_host_get_flags(flags, p);
+    SP_NOCANCEL(sp_host_get_flags(flags, p));
 }
 /* The common case inline: nothing registered, libc's free resolved: one
  * load, one branch and a tail jump, as cheap as a forwarding-only hook. */
@@ -133,6 +149,9 @@ SP_EXPORT void _Exit(int status) { sp_exit_immediately(status); }
 SP_EXPORT void quick_exit(int status) { sp_quick_exit(status); }
 
 SP_EXPORT int shmdt(const void *addr) { return sp_shmdt(addr); }
+
+/* dlclose of the runtime: kept loaded while safepin has work for it (real.c). */
+SP_EXPORT int dlclose(void *handle) { return sp_dlclose(handle); }
 
 /* dlsym on a handle: hooked HIP names resolve to these shims (reach.c). */
 void *sp_dlsym(void *handle, const char *name, void *caller);

@@ -39,6 +39,14 @@ static struct {
     int started, stop;
     int idle;         /* the reaper sleeps waiting for work */
     int need_wake;    /* work queued while it slept; sp_reaper_kick wakes it */
+    int calls_running;/* deferred calls taken off R.calls, not finished yet */
+    int idle_running; /* idle_fn runs (the exit drain waits for it) */
+    int capture_blocked; /* the reaper waits for a capture to end */
+    int main_gone;    /* main ended with pthread_exit: end when idle */
+    int exiting;      /* the exit drain ran: no idle work any more */
+    int abandoned;    /* exit gave up on the pending work: no more calls */
+    unsigned rt_gen;  /* bumped when the runtime was unloaded */
+    void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
     pthread_t thread;
     uint64_t submit_seq;
     size_t n_releasing;
@@ -62,6 +70,10 @@ static void enqueue(sp_range *r)
 
 static void *reaper_main(void *arg);
 
+/* The reaper's lifetime: started on first use (and again after it ended).
+ * Once the program's main thread has ended with pthread_exit it ends
+ * whenever it has no work, so it never keeps the process alive: the
+ * process ends with its last thread, and the exit drain runs there. */
 static void start_reaper(void)
 {
     if (R.started)
@@ -619,15 +631,75 @@ static void wait_prior_work(void)
             }
             return;
         }
-        /* Refused: during a capture, wait for it to end; otherwise (the
-         * runtime failing) try again shortly. Never release early. */
+        /* Refused: during a capture, wait for it to end (the exit drain
+         * does not wait for that); otherwise (the runtime failing) try
+         * again shortly. Never release early. */
         uint64_t retry = sp_now_ns() + 1000000ull;
+        R.capture_blocked = 1;
+        sp_reg_broadcast();
         sp_marks_wait_captures(&R.stop);
+        R.capture_blocked = 0;
         if (R.stop)
             return;
         while (!R.stop && sp_now_ns() < retry)
             sp_reg_timedwait_ns(retry);
     }
+}
+
+/* Lock held. Streams' work for the reaper, unless the exit drain ran. */
+static int streams_work(void) { return !R.exiting && sp_streams_has_work(); }
+
+int sp_reaper_busy(void)
+{
+    return sp_reg_count() > 0 || R.q_head || R.calls || R.calls_running || R.actions ||
+           sp_streams_has_work();
+}
+
+void sp_reaper_when_idle(void (*fn)(void))
+{
+    R.idle_fn = fn;
+    start_reaper();
+    sp_reg_broadcast();
+}
+
+void sp_reaper_main_gone(void)
+{
+    sp_reg_lock();
+    R.main_gone = 1;
+    sp_reg_broadcast();
+    sp_reg_unlock();
+}
+
+void sp_reaper_runtime_gone(void)
+{
+    sp_streams_fork_child(); /* forgets every stream and event, as in a child */
+    R.rt_gen++;
+    sp_reg_broadcast();
+}
+
+/* Lock held. Waits for work; returns 1 when the reaper should end instead:
+ * the program's main thread is gone and there is no work (start_reaper). */
+static int idle_wait(void)
+{
+    while (!R.q_head && !R.calls && !streams_work() && !any_ready() && !R.stop) {
+        if (R.idle_fn && !R.exiting && !sp_reaper_busy()) {
+            void (*fn)(void) = R.idle_fn;
+            R.idle_fn = NULL;
+            R.idle_running = 1;
+            sp_reg_unlock();
+            fn();
+            sp_reg_lock();
+            R.idle_running = 0;
+            sp_reg_broadcast();
+            continue;
+        }
+        if (R.main_gone)
+            return 1;
+        R.idle = 1;
+        sp_reg_wait();
+        R.idle = 0;
+    }
+    return 0;
 }
 
 static void *reaper_main(void *arg)
@@ -639,13 +711,24 @@ static void *reaper_main(void *arg)
      * rather than up to the default 50 us late. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     sp_reg_lock();
+    unsigned rt_gen = R.rt_gen;
     for (;;) {
-        while (!R.q_head && !R.calls && !sp_streams_has_work() && !any_ready() && !R.stop) {
-            R.idle = 1;
-            sp_reg_wait();
-            R.idle = 0;
+        if (idle_wait()) {
+            R.started = 0;
+            pthread_detach(pthread_self());
+            break;
         }
-        if (sp_streams_has_work()) {
+        if (R.abandoned)
+            break;
+        if (R.rt_gen != rt_gen) {
+            /* A runtime loaded again: this thread's capture mode there is
+             * its default one. */
+            rt_gen = R.rt_gen;
+            sp_reg_unlock();
+            sp_relaxed_enter();
+            sp_reg_lock();
+        }
+        if (streams_work()) {
             sp_reg_unlock();
             sp_streams_service();
             sp_reg_lock();
@@ -657,6 +740,7 @@ static void *reaper_main(void *arg)
         if (R.calls) {
             sp_action *calls = R.calls;
             R.calls = NULL;
+            R.calls_running = 1;
             sp_reg_unlock();
             while (calls) {
                 sp_action *next = calls->next;
@@ -665,6 +749,7 @@ static void *reaper_main(void *arg)
                 calls = next;
             }
             sp_reg_lock();
+            R.calls_running = 0;
             sp_reg_broadcast();
             continue;
         }
@@ -681,6 +766,8 @@ static void *reaper_main(void *arg)
         }
         uint64_t mark_seq = R.submit_seq;
         wait_prior_work();
+        if (R.abandoned)
+            break; /* exit gave up on it: no call into a runtime torn down */
         SP_COUNT(marker_batches);
         sp_range *r = batch;
         while (r) {
@@ -707,16 +794,53 @@ static void *reaper_main(void *arg)
     return NULL;
 }
 
-size_t sp_reaper_drain(long timeout_ms)
+/* Wait for the pending work; gives up at the deadline, at once when nowait,
+ * or when the work waits for a stream capture to end. */
+static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
 {
     sp_reg_lock();
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     kick_locked();
-    while ((R.n_releasing > 0 || R.calls || any_ready()) && R.started) {
-        if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT)
+    sp_drain_end end = SP_DRAIN_DONE;
+    while ((R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running || any_ready() ||
+            streams_work()) && R.started) {
+        if (nowait) {
+            end = SP_DRAIN_HOST_FUNCTION;
             break;
+        }
+        if (R.capture_blocked) {
+            end = SP_DRAIN_CAPTURE;
+            break;
+        }
+        if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT) {
+            end = SP_DRAIN_TIMEOUT;
+            break;
+        }
     }
     size_t left = R.n_releasing;
+    sp_reg_unlock();
+    *why = end;
+    return left;
+}
+
+size_t sp_reaper_drain(long timeout_ms)
+{
+    sp_drain_end why;
+    return drain(timeout_ms, 0, &why);
+}
+
+size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why)
+{
+    size_t left = drain(timeout_ms, nowait, why);
+    sp_reg_lock();
+    R.exiting = 1;
+    if (*why != SP_DRAIN_DONE) {
+        /* What is left cannot complete before the process ends: the reaper
+         * makes no further call for it (the runtime is torn down next). */
+        __atomic_store_n(&R.abandoned, 1, __ATOMIC_RELEASE);
+        R.stop = 1;
+        sp_reg_broadcast();
+    }
     sp_reg_unlock();
     return left;
 }

@@ -111,9 +111,44 @@ int sp_reaper_recently_released(uintptr_t base);
 /* Number of releases not yet completed. Lock held. */
 size_t sp_reaper_pending(void);
 
-/* Drain at exit: wait up to timeout_ms for every pending release; report
- * release-timeout for those left. Takes the lock. Returns the number left. */
+/* Wait up to timeout_ms for every pending release and deferred call.
+ * Takes the lock. Returns the number of releases left. */
 size_t sp_reaper_drain(long timeout_ms);
+
+/* Why the exit drain ended. */
+typedef enum sp_drain_end {
+    SP_DRAIN_DONE,          /* nothing left */
+    SP_DRAIN_TIMEOUT,       /* timeout_ms passed */
+    SP_DRAIN_HOST_FUNCTION, /* exit from a host function: the work waits behind it */
+    SP_DRAIN_CAPTURE,       /* the work waits for a stream capture still open */
+} sp_drain_end;
+
+/* The exit drain: like sp_reaper_drain, but it never waits for what cannot
+ * complete: at once when nowait (exit was called from a host function, so
+ * markers queued behind it never run), and not for releases held back by a
+ * stream capture (a capture open at exit never ends). Unless it ends DONE,
+ * the reaper then makes no further runtime call for the work left (the
+ * runtime is torn down next). Takes the lock. Returns the releases left. */
+size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why);
+
+/* The reaper's lifetime. main ended with pthread_exit: from now on the
+ * reaper ends whenever it has no work (a new one starts with the next
+ * release), so it never keeps the process alive. Takes the lock. */
+void sp_reaper_main_gone(void);
+
+/* 1 while safepin holds work for the runtime: ranges (live or releasing),
+ * queued or running releases and deferred calls, streams' work (events to
+ * destroy, destroys handed over). Tail markers alone are not: once the
+ * runtime is unloaded they are forgotten with it. Lock held. */
+int sp_reaper_busy(void);
+
+/* Run fn once the reaper has no work (sp_reaper_busy() == 0), on the reaper
+ * thread, lock not held; starts the reaper. Lock held. */
+void sp_reaper_when_idle(void (*fn)(void));
+
+/* The runtime was unloaded: forget its streams, devices and markers; the
+ * reaper sets its capture mode again in the next runtime. Lock held. */
+void sp_reaper_runtime_gone(void);
 
 /* Fork handlers (after the registry's): the child forgets the reaper and the
  * streams; a new reaper starts on first use. */

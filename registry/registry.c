@@ -188,23 +188,38 @@ static uintptr_t range_last(const sp_range *r)
  * again when code run under it (a diagnostic, the runtime) frees memory. */
 __thread int sp_reg_tls_held __attribute__((tls_model("initial-exec")));
 
-/* Takes the registry mutex (initializing it on first use). Not recursive. */
+/* The caller's cancelability state, saved while it holds the lock. */
+static __thread int tls_cancel_state __attribute__((tls_model("initial-exec")));
+
+/* Takes the registry mutex (initializing it on first use). Not recursive.
+ * Cancellation is disabled while the lock is held: no cancellation point
+ * reached under it (the condvar waits, a diagnostic's write, the symbolizer)
+ * can end the thread with the lock taken. A pending cancellation acts at the
+ * caller's next cancellation point after sp_reg_unlock. */
 void sp_reg_lock(void)
 {
+    int old;
+
     reg_once();
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     pthread_mutex_lock(&g_lock);
+    tls_cancel_state = old;
     sp_reg_tls_held = 1;
 }
 
-/* Releases the registry mutex. */
+/* Releases the registry mutex and restores the caller's cancelability. */
 void sp_reg_unlock(void)
 {
+    int old = tls_cancel_state;
+
     sp_reg_tls_held = 0;
     pthread_mutex_unlock(&g_lock);
+    pthread_setcancelstate(old, NULL);
 }
 
 /* Lock held. Waits for a broadcast (or a spurious wakeup): callers loop on
- * their condition. The lock is released while waiting. */
+ * their condition. The lock is released while waiting; the thread cannot be
+ * cancelled here (see sp_reg_lock). */
 void sp_reg_wait(void)
 {
     pthread_cond_wait(&g_cond, &g_lock);

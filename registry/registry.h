@@ -10,8 +10,10 @@
  * Locking: one mutex (sp_reg_lock/unlock) serializes every function below
  * except sp_reg_maybe(), which takes no lock and is what the memory hooks
  * call on every free/munmap. Functions marked "lock held" must be called with
- * the lock held. Memory comes from sp_mem_alloc/sp_mem_free, which bypass the
- * library's own free hook; running out of memory returns NULL/-1, never exits.
+ * the lock held. A thread holding the lock cannot be cancelled (its
+ * cancellation acts after it unlocks). Memory comes from sp_mem_alloc and
+ * sp_mem_free, which bypass the library's own free hook; running out of
+ * memory returns NULL/-1, never exits.
  *
  * Dependencies: libc only. Callers: reaper/, interpose/.
  */

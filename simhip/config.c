@@ -71,9 +71,12 @@ static void init_once(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
+_Thread_local bool sh_tl_after_teardown;
+
 void sh_init(void)
 {
     pthread_once(&once, init_once);
+    sh_tl_after_teardown = __atomic_load_n(&sh_torn_down, __ATOMIC_RELAXED);
 }
 
 void sh_sleep_us(unsigned us)

@@ -13,6 +13,8 @@ static _Thread_local hipError_t last_error = hipSuccess;
 
 hipError_t sh_ret(hipError_t e)
 {
+    if (sh_tl_after_teardown)
+        e = hipErrorDeinitialized;
     if (e != hipSuccess)
         last_error = e;
     return e;

@@ -37,6 +37,8 @@ struct sh_config {
 extern struct sh_config sh_cfg;
 
 void sh_init(void);                  /* idempotent, called by every entry point */
+/* The current call began after the runtime's teardown (set by sh_init). */
+extern _Thread_local bool sh_tl_after_teardown;
 int sh_current_device(void);
 void sh_sleep_us(unsigned us);
 
@@ -50,7 +52,9 @@ void sh_fail_init(void);             /* from sh_init's one-time init */
 bool sh_fail(enum sh_fail_call c);
 
 /* ---- errors.c -------------------------------------------------------- */
-hipError_t sh_ret(hipError_t e);     /* records e as the thread's last error */
+hipError_t sh_ret(hipError_t e);     /* records e as the thread's last error;
+                                        hipErrorDeinitialized for a call begun
+                                        after teardown */
 const char *sh_error_name(hipError_t e);
 const char *sh_error_string(hipError_t e);
 /* Print "simhip: <msg>" to stderr (one write) and abort(). */
@@ -111,6 +115,8 @@ struct sh_stream {
 extern pthread_mutex_t sh_dev_lock;
 extern pthread_cond_t sh_dev_cond;
 extern struct sh_stream *sh_streams;
+/* Set by the runtime's destructor (stream.c): later calls fail. */
+extern bool sh_torn_down;
 
 /* Resolve a program's handle (dev lock held). NULL: invalid handle. */
 struct sh_stream *sh_stream_lookup_locked(hipStream_t h);

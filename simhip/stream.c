@@ -19,12 +19,30 @@
  */
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "internal.h"
 
 pthread_mutex_t sh_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t sh_dev_cond = PTHREAD_COND_INITIALIZER;
 struct sh_stream *sh_streams;
+bool sh_torn_down;
+
+/* Worker threads are joinable and listed, so that the runtime's teardown
+ * (its ELF destructor, at exit or dlclose) can wait until none of them runs
+ * simhip's code any more. An idle worker ends after SH_WORKER_LINGER_MS and
+ * a new one starts with the stream's next op: an idle stream holds no
+ * thread (a GPU queue holds none), so simhip never keeps a process alive
+ * whose main thread ended with pthread_exit. Guarded by sh_dev_lock. */
+#define SH_WORKER_LINGER_MS 50
+
+struct sh_worker {
+    pthread_t t;
+    bool done;       /* worker_main has returned or is returning */
+    bool in_hostfn;  /* running the program's host function or callback */
+    struct sh_worker *next;
+};
+static struct sh_worker *workers;
 
 static struct sh_stream *null_streams[SH_MAX_DEVICES];
 
@@ -51,9 +69,11 @@ static void pt_destructor(void *v)
     free(p);
 }
 
+static bool pt_key_made;
+
 static void pt_key_init(void)
 {
-    pthread_key_create(&pt_key, pt_destructor);
+    pt_key_made = pthread_key_create(&pt_key, pt_destructor) == 0;
 }
 
 static struct sh_stream *stream_new_locked(int device, unsigned flags, int prio)
@@ -146,23 +166,49 @@ static void op_free_locked(struct sh_op *op)
     free(op);
 }
 
+struct worker_arg {
+    struct sh_stream *s;
+    struct sh_worker *w;
+};
+
+/* Dev lock held. Waits for an op until the linger time has passed; returns
+ * false when the worker should end (idle, destroyed or torn down). */
+static bool wait_for_op_locked(struct sh_stream *s)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += SH_WORKER_LINGER_MS * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    while (!s->head && !s->destroyed && !sh_torn_down)
+        if (pthread_cond_timedwait(&sh_dev_cond, &sh_dev_lock, &deadline) != 0 && !s->head)
+            return false;
+    return s->head && !sh_torn_down;
+}
+
 static void *worker_main(void *arg)
 {
-    struct sh_stream *s = arg;
+    struct worker_arg a = *(struct worker_arg *)arg;
+    struct sh_stream *s = a.s;
+    free(arg);
     pthread_mutex_lock(&sh_dev_lock);
     for (;;) {
-        while (!s->head && !s->destroyed)
-            pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
-        if (!s->head)
+        if (!wait_for_op_locked(s))
             break;
         struct sh_op *op = s->head;
-        while (!deps_done(op))
+        while (!deps_done(op) && !sh_torn_down)
             pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
+        if (sh_torn_down)
+            break; /* the runtime is gone: queued work never runs */
+        a.w->in_hostfn = op->w.kind == W_HOSTFN || op->w.kind == W_CALLBACK;
         pthread_mutex_unlock(&sh_dev_lock);
 
         sh_execute(s, op);
 
         pthread_mutex_lock(&sh_dev_lock);
+        a.w->in_hostfn = false;
         s->head = op->next;
         if (!s->head)
             s->tail = NULL;
@@ -172,27 +218,89 @@ static void *worker_main(void *arg)
     }
     s->worker_running = false;
     sh_stream_unref_locked(s);
+    /* Join the workers that ended before this one (each is joined once:
+     * taken off the list first); this one is joined by the next. */
+    struct sh_worker *reap = NULL;
+    for (struct sh_worker **pp = &workers; *pp;) {
+        struct sh_worker *w = *pp;
+        if (w->done) {
+            *pp = w->next;
+            w->next = reap;
+            reap = w;
+        } else {
+            pp = &w->next;
+        }
+    }
+    a.w->done = true;
     pthread_mutex_unlock(&sh_dev_lock);
+    while (reap) {
+        struct sh_worker *next = reap->next;
+        pthread_join(reap->t, NULL);
+        free(reap);
+        reap = next;
+    }
     return NULL;
 }
 
 static int worker_start_locked(struct sh_stream *s)
 {
-    pthread_attr_t attr;
-    pthread_t t;
     sigset_t all, old;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    struct sh_worker *w = calloc(1, sizeof *w);
+    struct worker_arg *a = malloc(sizeof *a);
+    if (!w || !a) {
+        free(w);
+        free(a);
+        return -1;
+    }
+    a->s = s;
+    a->w = w;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&t, &attr, worker_main, s);
+    int rc = pthread_create(&w->t, NULL, worker_main, a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0)
+    if (rc != 0) {
+        free(w);
+        free(a);
         return -1;
+    }
+    w->next = workers;
+    workers = w;
     s->worker_running = true;
     s->refs++;
     return 0;
+}
+
+/* The runtime tears itself down in its destructor (process exit, or dlclose
+ * of the library): calls made after it return hipErrorDeinitialized, queued
+ * work is dropped (a wait for it never returns), and every worker that is
+ * not running a host function of the program has ended before it returns
+ * (no worker runs an unloaded simhip). */
+__attribute__((destructor)) static void sh_teardown(void)
+{
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&sh_dev_lock);
+    __atomic_store_n(&sh_torn_down, true, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&sh_dev_cond);
+    struct sh_worker *join = NULL;
+    for (struct sh_worker **pp = &workers; *pp;) {
+        struct sh_worker *w = *pp;
+        if (!w->in_hostfn && !pthread_equal(w->t, self)) {
+            *pp = w->next;
+            w->next = join;
+            join = w;
+        } else {
+            pp = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&sh_dev_lock);
+    while (join) {
+        struct sh_worker *next = join->next;
+        pthread_join(join->t, NULL);
+        free(join);
+        join = next;
+    }
+    if (pt_key_made)
+        pthread_key_delete(pt_key);
 }
 
 static void dep_add(struct sh_dep *deps, size_t *n, struct sh_stream *t, uint64_t seq)
@@ -210,6 +318,8 @@ hipError_t sh_enqueue_locked(struct sh_stream *s, const struct sh_work *w,
 {
     if (seq)
         *seq = 0;
+    if (sh_torn_down)
+        return hipErrorDeinitialized;
     if (s->capture)
         return sh_capture_add_locked(s->capture, w);
 
@@ -401,6 +511,7 @@ void sh_stream_atfork_child(void)
             s->refs--;
         }
     }
+    workers = NULL; /* the parent's threads: none of them exists here */
     struct sh_stream **pp = &sh_streams;
     while (*pp) {
         struct sh_stream *s = *pp;

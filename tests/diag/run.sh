@@ -388,3 +388,6 @@ out=$(PATH="$T/a2l-slow:$PATH" A2L_DELAY=0.05 run_sp "$ABS_PROG" fork-symbolize 
 [ $rc -eq 0 ] || why="$why; exit $rc: $(echo "$out" | grep children)"
 [ "$(echo "$out" | grep -c "safepin: unregister-unknown")" -ge 40 ] || why="$why; children's diagnostics missing"
 check "fork: during symbolization, no pipe leaks into the child and no lock blocks it" "$why"
+
+# ---- how a run ends: exit paths, the drain before teardown, dlclose ------------
+bash tests/diag/lifetime.sh

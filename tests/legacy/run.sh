@@ -61,6 +61,8 @@ bad_mem_args          legacy:clean,current:clean                   freed-while-r
 noreplace_after_munmap legacy:clean,current:clean                  freed-while-registered
 stale_shmdt           legacy:fault,current:fault                   freed-while-registered
 neighbour_free        legacy:clean,current:clean                   -
+cancel_in_wait        legacy:clean,current:clean                   -
+main_pthread_exit     legacy:silent-leak,current:silent-leak       leak-at-exit
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -790,6 +791,53 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
   EXPECT_EQ(sp_reg_count(), 1u);
   EXPECT_NE(sp_reg_find(kArena), nullptr);
   sp_reg_unlock();
+}
+
+// A thread cancelled while it waits on the registry's condition variable
+// (pthread_cond_wait is a cancellation point) must not end with the lock
+// held: every other thread, the exit drain included, would hang. The
+// cancellation acts after the thread unlocks. Run in a fresh process (a
+// threadsafe death test: threads in a forked child upset TSan), which an
+// alarm ends if it hangs.
+std::atomic<int> g_cancel_waiting{0}, g_cancel_go{0};
+
+void* CancelledWaiter(void*) {
+  sp_reg_lock();
+  g_cancel_waiting = 1;
+  while (!g_cancel_go) sp_reg_wait();
+  sp_reg_unlock();
+  pthread_testcancel();  // the cancellation acts here
+  return nullptr;
+}
+
+void CancelWaiterThenLock() {
+  alarm(10);
+  pthread_t t;
+  if (pthread_create(&t, nullptr, CancelledWaiter, nullptr) != 0) exit(2);
+  for (;;) {  // holding the lock while it is set: the waiter waits
+    sp_reg_lock();
+    bool waiting = g_cancel_waiting;
+    if (waiting) break;
+    sp_reg_unlock();
+    usleep(1000);
+  }
+  sp_reg_unlock();
+  pthread_cancel(t);
+  sp_reg_lock();
+  g_cancel_go = 1;
+  sp_reg_broadcast();
+  sp_reg_unlock();
+  void* res = nullptr;
+  pthread_join(t, &res);
+  sp_reg_lock();  // hangs (until the alarm) if the waiter died holding it
+  sp_reg_unlock();
+  exit(res == PTHREAD_CANCELED ? 0 : 3);
+}
+
+TEST(RegistryLockDeathTest, CancelledWaiterLeavesTheLockFree) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(CancelWaiterThenLock(), ::testing::ExitedWithCode(0), "")
+      << "killed by the alarm: the registry lock was left held; 3: not cancelled";
 }
 
 }  // namespace
