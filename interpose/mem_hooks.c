@@ -652,7 +652,7 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
                                 fd, off);
         if (probe == MAP_FAILED)
             return MAP_FAILED;
-        real_munmap(probe, len);
+        syscall(SYS_munmap, probe, len); /* safepin's own probe, not the program's memory */
     }
     sp_reg_lock();
     claim(a, n, "mmap(MAP_FIXED)", 0);
