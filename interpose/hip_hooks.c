@@ -457,20 +457,26 @@ hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind k
     return e;
 }
 
+/* The address to ask the runtime about for p: p itself, or, when p is in a
+ * range whose release is pending (unregistered for the program), a byte
+ * nobody ever registered, so the runtime answers as for such memory. */
+static void *query_address(void *p)
+{
+    if (sp_reg_empty() || !p)
+        return p;
+    sp_reg_lock();
+    sp_range *r = settled_containing((uintptr_t)p);
+    int pending = r && r->state == SP_RANGE_RELEASING;
+    sp_reg_unlock();
+    return pending ? (void *)&probe_byte : p;
+}
+
 hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags)
 {
     sp_init();
     if (!SP_REAL_HIP(hipHostGetDevicePointer))
         return hipErrorNotInitialized;
-    if (!sp_reg_empty() && p) {
-        sp_reg_lock();
-        sp_range *r = settled_containing((uintptr_t)p);
-        int pending = r && r->state == SP_RANGE_RELEASING;
-        sp_reg_unlock();
-        if (pending) /* what the runtime says of memory never registered */
-            return sp_real.hipHostGetDevicePointer(dev, &probe_byte, flags);
-    }
-    return sp_real.hipHostGetDevicePointer(dev, p, flags);
+    return sp_real.hipHostGetDevicePointer(dev, query_address(p), flags);
 }
 
 hipError_t sp_host_get_flags(unsigned int *flags, void *p)
@@ -478,15 +484,7 @@ hipError_t sp_host_get_flags(unsigned int *flags, void *p)
     sp_init();
     if (!SP_REAL_HIP(hipHostGetFlags))
         return hipErrorNotInitialized;
-    if (!sp_reg_empty() && p) {
-        sp_reg_lock();
-        sp_range *r = settled_containing((uintptr_t)p);
-        int pending = r && r->state == SP_RANGE_RELEASING;
-        sp_reg_unlock();
-        if (pending)
-            return sp_real.hipHostGetFlags(flags, &probe_byte);
-    }
-    return sp_real.hipHostGetFlags(flags, p);
+    return sp_real.hipHostGetFlags(flags, query_address(p));
 }
 
 /* ---- host functions -------------------------------------------------------- */
