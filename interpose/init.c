@@ -130,6 +130,11 @@ static int nothing_to_do(void)
  * own destructor can tear it down (see the top of this file). */
 __attribute__((destructor)) static void sp_exit_drain(void)
 {
+    /* exit() from a signal handler that interrupted one of safepin's hooks
+     * on this thread: the lock is this thread's own, so nothing can be
+     * drained (waiting would wait for ourselves). */
+    if (sp_reg_held())
+        return;
     if (nothing_to_do() || __atomic_exchange_n(&drain_done, 1, __ATOMIC_ACQ_REL))
         return;
     sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
@@ -142,12 +147,14 @@ void sp_at_exit(int status, void *arg)
         return;
     if (nothing_to_do())
         return;
-    sp_exit_drain(); /* if no destructor ran it (exit from a destructor) */
-    if (drain_end == SP_DRAIN_DONE) /* releases started by later destructors */
-        sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
-    sp_reg_lock();
-    sp_reg_for_each(report_leak, NULL);
-    sp_reg_unlock();
+    if (!sp_reg_held()) { /* else: see sp_exit_drain; no drain, no leak walk */
+        sp_exit_drain(); /* if no destructor ran it (exit from a destructor) */
+        if (drain_end == SP_DRAIN_DONE) /* releases started by later destructors */
+            sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
+        sp_reg_lock();
+        sp_reg_for_each(report_leak, NULL);
+        sp_reg_unlock();
+    }
     sp_diag_finish(status);
     if (sp_opt.strict && status == 0 && sp_violations() > 0) {
         sp_log(SP_LOG_ERROR, "strict", "%llu violation(s): exit status %ld",

@@ -54,6 +54,7 @@ runtime_answers       legacy:clean,current:clean                   invalid-argum
 capture_refused_calls legacy:fault,current:clean                   -
 own_capture_register  legacy:clean,current:clean                   -
 refused_fixed_mmap    legacy:clean,current:clean                   -
+exit_in_signal        legacy:clean,current:clean                   -
 fixed_map_in_callback legacy:clean,current:clean                   freed-while-registered
 madvise_pending       legacy:clean,current:clean                   -
 mremap_registered     legacy:clean,current:clean                   freed-while-registered
