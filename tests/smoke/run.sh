@@ -215,6 +215,20 @@ check "smoke: no programs is a usage error" "exit $rc" [ "$rc" -eq 2 ]
 "$SMOKE" --no-such-option x >/dev/null 2>&1; rc=$?
 check "smoke: unknown option is a usage error" "exit $rc" [ "$rc" -eq 2 ]
 
+# Found by trying to break the package: a library the loader would skip
+# (a path with a space, a file that is not ELF) is refused, never run
+# unprotected; the runner works through a symlink and has --version.
+mkdir -p "$TMP/sp ace" "$TMP/lnk"
+cp "$BUILD/libsafepin.so" "$TMP/sp ace/libsafepin.so"
+scripts/safepin --lib "$TMP/sp ace/libsafepin.so" true >"$TMP/sp.out" 2>&1; rc=$?
+check "launcher: a library path with a space is refused" "exit $rc" eval "[ $rc -eq 2 ] && grep -q 'space or a colon' '$TMP/sp.out'"
+scripts/safepin --lib /etc/passwd true >"$TMP/sp.out" 2>&1; rc=$?
+check "launcher: a --lib that is not a shared library is refused" "exit $rc" eval "[ $rc -eq 2 ] && grep -q 'not a shared library' '$TMP/sp.out'"
+ln -sf "$SMOKE" "$TMP/lnk/safepin-smoke"
+"$TMP/lnk/safepin-smoke" --version >"$TMP/ver" 2>&1; rc=$?
+want_ver="safepin-smoke $(cat VERSION)"
+check "smoke: --version through a symlink" "exit $rc: $(head -c 200 "$TMP/ver")" eval "[ $rc -eq 0 ] && grep -qx '$want_ver' '$TMP/ver'"
+
 if [ "$FAILS" -ne 0 ]; then
     echo "# smoke: $FAILS failed; runner output:"
     sed 's/^/#   /' "$TMP/stdout"
