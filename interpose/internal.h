@@ -13,6 +13,12 @@
 
 extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
+/* How deep the calling thread is inside safepin's HIP hooks (shims.c). A
+ * signal handler that interrupts a hook may call exit(); the hook may then
+ * hold safepin's lock or a runtime lock that the reaper is waiting for, so
+ * the exit path must neither take them nor wait for the reaper (init.c). */
+extern __thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
+
 /* A real HIP function, resolved again if the runtime arrived late (dlopen
  * with RTLD_GLOBAL). NULL if there is still none. */
 #define SP_REAL_HIP(name) \

@@ -7,9 +7,7 @@
  * unversioned definition here interposes libamdhip64's versioned symbols
  * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
  */
-#include "interpose.h"
-#include "backend.h"
-#include "registry.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -24,12 +22,17 @@
  * into the runtime, some of them cancellation points); a thread cancelled
  * half-way would leave that state half-done, and other threads waiting on
  * it forever. A pending cancellation acts at the program's next
- * cancellation point after the hook returns (G9). */
+ * cancellation point after the hook returns (G9). sp_tls_in_hook marks the
+ * thread as inside a hook, for exit() from a signal handler (init.c). */
 #define SP_NOCANCEL(call)                                                      \
     do {                                                                       \
         int old_;                                                              \
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        sp_tls_in_hook++;                                                      \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
         hipError_t e_ = (call);                                                \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        sp_tls_in_hook--;                                                      \
         pthread_setcancelstate(old_, NULL);                                    \
         return e_;                                                             \
     } while (0)
