@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -224,4 +225,26 @@ void *sp_shim_for(const char *name)
     return NULL;
 }
 
-__attribute__((constructor)) static void safepin_ctor(void) { sp_init(); }
+/* An allocator preloaded before safepin (or linked into the program) answers
+ * free() itself: safepin's hook is never reached, so freeing registered
+ * memory (G2, G7) goes unseen. Said once, at start, in a process that has a
+ * runtime to protect; never fatal. */
+static void check_free_hooked(void)
+{
+    Dl_info mine, theirs;
+    void *f = dlsym(RTLD_DEFAULT, "free");
+    if (!f || !sp_real.hipHostRegister || !dladdr((void *)check_free_hooked, &mine) ||
+        !dladdr(f, &theirs) || theirs.dli_fbase == mine.dli_fbase)
+        return;
+    sp_log(SP_LOG_WARN, "free-not-hooked",
+           "free() resolves to %s, not to safepin (an allocator preloaded before safepin, or "
+           "linked into the program): free and realloc of registered memory are not seen, so "
+           "they are neither deferred nor reported; preload safepin first",
+           theirs.dli_fname ? theirs.dli_fname : "another object");
+}
+
+__attribute__((constructor)) static void safepin_ctor(void)
+{
+    sp_init();
+    check_free_hooked();
+}
