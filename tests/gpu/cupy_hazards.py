@@ -19,6 +19,7 @@ import cupy as cp
 
 rt = cp.cuda.runtime
 BUSY_MS = 500.0
+HOST_REGISTER_MAPPED = 2  # cudaHostRegisterMapped (CuPy names no constant for it)
 
 SPIN = cp.RawKernel(r'''
 extern "C" __global__ void spin(unsigned long long ns) {
@@ -189,8 +190,12 @@ def t_reuse():
     d += 1
     out = cp.asnumpy(d)
     rt.hostUnregister(q)
-    if not (out == np.arange(b.size, dtype=np.int32) + 1).all():
-        return "fail", "code=0 but the round trip is wrong"
+    want = np.arange(b.size, dtype=np.int32) + 1
+    wrong = np.nonzero(out != want)[0]
+    if wrong.size:
+        i = int(wrong[0])
+        return "fail", "code=0 at %s 0x%x but the round trip is wrong at int %d of %d (%d wrong): got %d, want %d" % (
+            where, q, i, b.size, wrong.size, int(out[i]), int(want[i]))
     return "ok", "code=0 at %s 0x%x; the round trip is right" % (where, q)
 
 
@@ -203,12 +208,12 @@ def mapped_view(p, nbytes):
 def t_lost():
     a = np.zeros(NBIG // 4, np.int32)
     p = a.ctypes.data
-    rt.hostRegister(p, a.nbytes, rt.hostRegisterMapped)
+    rt.hostRegister(p, a.nbytes, HOST_REGISTER_MAPPED)
     del a
     b = same_address_array(p)
     q = b.ctypes.data
     b[:] = 0
-    e = code_of(rt.hostRegister, q, b.nbytes, rt.hostRegisterMapped)  # unchecked, as legacy code
+    e = code_of(rt.hostRegister, q, b.nbytes, HOST_REGISTER_MAPPED)  # unchecked, as legacy code
     v = mapped_view(q, b.nbytes)
     v[:] = cp.arange(v.size, dtype=cp.int32)
     cp.cuda.Device().synchronize()
@@ -225,7 +230,7 @@ def t_implicit():
     s = cp.cuda.Stream(non_blocking=True)
     a = np.zeros(1 << 20, np.int32)
     p = a.ctypes.data
-    rt.hostRegister(p, a.nbytes, rt.hostRegisterMapped)
+    rt.hostRegister(p, a.nbytes, HOST_REGISTER_MAPPED)
     v = mapped_view(p, a.nbytes)
     spin(s, 200)
     with s:

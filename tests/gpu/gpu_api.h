@@ -39,7 +39,8 @@ int gpu_dtoh_async(void *host, const void *dev, size_t n, gstream s);
 int gpu_spin(gstream s, double ms);
 int gpu_fill(gstream s, int *dev, size_t n, int seed, double spin_ms);
 int gpu_add(gstream s, int *dev, size_t n, int add, double spin_ms);
-int gpu_touch_spin(gstream s, const void *dev, double ms);
+/* done: device address of a mapped int the kernel sets non-zero at its end. */
+int gpu_touch_spin(gstream s, const void *dev, double ms, int *done);
 int gpu_host_func(gstream s, void (*fn)(void *), void *arg);
 /* global: 1 for the global capture mode, 0 for thread-local. */
 int gpu_begin_capture(gstream s, int global);

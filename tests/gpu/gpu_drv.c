@@ -148,11 +148,10 @@ int gpu_add(gstream s, int *dev, size_t n, int add, double spin_ms)
     return launch(f_add, 256, s, a);
 }
 
-int gpu_touch_spin(gstream s, const void *dev, double ms)
+int gpu_touch_spin(gstream s, const void *dev, double ms, int *done)
 {
     unsigned long long ns = ms_to_ns(ms);
-    int *sink = NULL;
-    void *a[] = { &dev, &ns, &sink };
+    void *a[] = { &dev, &ns, &done };
     return launch(f_touch, 1, s, a);
 }
 

@@ -14,9 +14,14 @@ extern "C" __global__ void gt_spin(unsigned long long ns);
 extern "C" __global__ void gt_fill(int *dev, size_t n, size_t first, int seed,
                                    unsigned long long spin);
 extern "C" __global__ void gt_add(int *dev, size_t n, int add, unsigned long long spin);
-extern "C" __global__ void gt_touch_spin(const char *dev, unsigned long long ns, int *sink);
+extern "C" __global__ void gt_touch_spin(const char *dev, unsigned long long ns, int *done);
 
 static unsigned long long ms_to_ns(double ms) { return (unsigned long long)(ms * 1e6); }
+
+/* cudaGetLastError after a launch reports the launch, but it also returns an
+ * earlier call's failure (a 712 the program saw and handled): clear that
+ * first. */
+static void clear_last_error(void) { (void)cudaGetLastError(); }
 
 extern "C" {
 
@@ -60,25 +65,29 @@ int gpu_dtoh_async(void *host, const void *dev, size_t n, gstream s)
 
 int gpu_spin(gstream s, double ms)
 {
+    clear_last_error();
     gt_spin<<<1, 1, 0, (cudaStream_t)s>>>(ms_to_ns(ms));
     return (int)cudaGetLastError();
 }
 
 int gpu_fill(gstream s, int *dev, size_t n, int seed, double spin_ms)
 {
+    clear_last_error();
     gt_fill<<<1, 256, 0, (cudaStream_t)s>>>(dev, n, 0, seed, ms_to_ns(spin_ms));
     return (int)cudaGetLastError();
 }
 
 int gpu_add(gstream s, int *dev, size_t n, int add, double spin_ms)
 {
+    clear_last_error();
     gt_add<<<1, 256, 0, (cudaStream_t)s>>>(dev, n, add, ms_to_ns(spin_ms));
     return (int)cudaGetLastError();
 }
 
-int gpu_touch_spin(gstream s, const void *dev, double ms)
+int gpu_touch_spin(gstream s, const void *dev, double ms, int *done)
 {
-    gt_touch_spin<<<1, 1, 0, (cudaStream_t)s>>>((const char *)dev, ms_to_ns(ms), NULL);
+    clear_last_error();
+    gt_touch_spin<<<1, 1, 0, (cudaStream_t)s>>>((const char *)dev, ms_to_ns(ms), done);
     return (int)cudaGetLastError();
 }
 

@@ -60,14 +60,17 @@ extern "C" __global__ void gt_add(int *dev, size_t n, int add, unsigned long lon
         dev[i] += add;
 }
 
-/* Reads one byte of dev (a device access the tests want checked), then
- * spins. */
-extern "C" __global__ void gt_touch_spin(const char *dev, unsigned long long ns, int *sink)
+/* Reads one byte of dev (a device access of the range), spins, then, as its
+ * last act, stores 1 + that byte into *done (mapped host memory: the host
+ * sees the kernel end without asking the driver). */
+extern "C" __global__ void gt_touch_spin(const char *dev, unsigned long long ns, int *done)
 {
     if (threadIdx.x == 0 && blockIdx.x == 0) {
         char c = dev ? dev[0] : 0;
         spin_ns(ns);
-        if (sink)
-            *sink = c;
+        if (done) {
+            *(volatile int *)done = 1 + c;
+            __threadfence_system();
+        }
     }
 }

@@ -36,6 +36,7 @@ extern "C" cudaError_t simhip_gpu_op_delay(cudaStream_t s)
 {
     if (!op_delay_ns())
         return cudaSuccess;
+    (void)cudaGetLastError(); /* an earlier call's failure is not the launch's */
     gt_spin<<<1, 1, 0, s>>>(op_delay_ns());
     return cudaGetLastError();
 }
@@ -44,6 +45,7 @@ extern "C" cudaError_t simhip_gpu_launch(cudaStream_t s, const char *kernel, voi
 {
     const struct kargs *a = (const struct kargs *)args;
     unsigned long long spin = op_delay_ns() + (unsigned long long)a->work_us * 1000ull;
+    (void)cudaGetLastError(); /* an earlier call's failure is not the launch's */
     if (strcmp(kernel, "add_kernel") == 0)
         gt_add<<<1, 256, 0, s>>>(a->dev, a->n, a->add, spin);
     else if (strcmp(kernel, "fill_kernel") == 0)
