@@ -285,7 +285,7 @@ GB        := build/gpu
 GT        := tests/gpu
 NVFLAGS   := -O2 -g -gencode arch=compute_90,code=[sm_90,compute_90]
 GPU_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -I$(CUDA_HOME)/include
-GPU_LEGACY_SKIP := second_device unreg_free_reuse
+GPU_LEGACY_SKIP := second_device unreg_free_reuse main_pthread_exit
 GPU_LEGACY := $(filter-out $(addprefix $(GB)/legacy/,$(GPU_LEGACY_SKIP)),\
                 $(patsubst tests/legacy/%.c,$(GB)/legacy/%,$(LEGACY_SRC)))
 GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB)/gpubench \
@@ -327,10 +327,10 @@ $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
 	$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
-	$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -c $< -o $@.o
+	$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
 	$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
 
 gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS)
