@@ -277,6 +277,7 @@ static int t_reuse(void)
     if (e)
         return report("fail", "register returned %d (%s)", e, gpu_err_name(e));
     MUST(gpu_htod_async(dev, b, n, s));
+    MUST(gpu_stream_sync(s));
     memset(b, 0, n);
     MUST(gpu_dtoh_async(b, dev, n, s));
     MUST(gpu_stream_sync(s));
