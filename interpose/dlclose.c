@@ -74,15 +74,15 @@ static void forget_if_unloaded(const instance *in)
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
     if (same)
         return;
-    sp_reg_lock();
+    sp_lock();
     sp_backend_forget_runtime();
     sp_reaper_runtime_gone();
-    sp_reg_unlock();
+    sp_unlock();
     sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
 }
 
 /* safepin's own reference to the runtime while it has work for it, and
- * that instance. Guarded by the registry lock. */
+ * that instance. Guarded by sp_lock (util/lock.h). */
 static void *hold;
 static instance held;
 
@@ -90,7 +90,7 @@ static instance held;
 static void drop_hold(void)
 {
     static instance in; /* only the reaper thread drops */
-    sp_reg_lock();
+    sp_lock();
     void *h = hold;
     if (h && sp_reaper_busy()) {
         sp_reaper_when_idle(drop_hold); /* work came back meanwhile */
@@ -99,7 +99,7 @@ static void drop_hold(void)
         hold = NULL;
         in = held;
     }
-    sp_reg_unlock();
+    sp_unlock();
     if (!h)
         return;
     real_dlclose()(h);
@@ -125,7 +125,7 @@ int sp_dlclose(void *handle)
     /* The program closes the runtime safepin uses. */
     instance in;
     note_instance(&in, rm);
-    sp_reg_lock();
+    sp_lock();
     if (!hold && sp_reaper_busy()) {
         hold = dlopen(in.name, RTLD_LAZY | RTLD_NOLOAD);
         if (hold) {
@@ -134,7 +134,7 @@ int sp_dlclose(void *handle)
         }
     }
     int holding = hold != NULL;
-    sp_reg_unlock();
+    sp_unlock();
     int rc = real(handle);
     if (rc == 0 && !holding)
         forget_if_unloaded(&in);

@@ -49,10 +49,12 @@ static void mark_main_thread(void)
         pthread_setspecific(main_key, &main_key);
 }
 
-/* The child forgets the registry and the reaper; nothing is locked around
- * fork (see sp_reg_fork_child). Its one thread is its main thread. */
+/* The child gets a fresh lock and forgets the registry and the reaper;
+ * nothing is locked around fork (see sp_reg_fork_child). Its one thread is
+ * its main thread. */
 static void fork_child(void)
 {
+    sp_lock_fork_child();
     sp_reg_fork_child();
     sp_reaper_fork_child();
     sp_backend_fork_child();
@@ -129,7 +131,7 @@ __attribute__((destructor)) static void sp_exit_drain(void)
     /* exit() from a signal handler that interrupted one of safepin's hooks
      * on this thread: the lock is this thread's own, so nothing can be
      * drained (waiting would wait for ourselves). */
-    if (sp_reg_held())
+    if (sp_lock_held())
         return;
     if (nothing_to_do() || __atomic_exchange_n(&drain_done, 1, __ATOMIC_ACQ_REL))
         return;
@@ -143,13 +145,13 @@ void sp_at_exit(int status, void *arg)
         return;
     if (nothing_to_do())
         return;
-    if (!sp_reg_held()) { /* else: see sp_exit_drain; no drain, no leak walk */
+    if (!sp_lock_held()) { /* else: see sp_exit_drain; no drain, no leak walk */
         sp_exit_drain(); /* if no destructor ran it (exit from a destructor) */
         if (drain_end == SP_DRAIN_DONE) /* releases started by later destructors */
             sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
-        sp_reg_lock();
+        sp_lock();
         sp_reg_for_each(report_leak, NULL);
-        sp_reg_unlock();
+        sp_unlock();
     }
     sp_diag_finish(status);
     if (sp_opt.strict && status == 0 && sp_violations() > 0) {
