@@ -705,8 +705,13 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
                "\"p99\": %.1f, \"max\": %.1f},\n",
             (unsigned long long)nlat, p50, p90, p99, max);
     fprintf(f, "  \"violations\": [");
-    pthread_mutex_lock(&kept_lock);
-    for (unsigned i = 0; i < kept_n; i++) {
+    /* Bounded: exit() from a signal handler that interrupted a diagnostic on
+     * this thread finds the lock its own; the report then lists none. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    int locked = pthread_mutex_timedlock(&kept_lock, &until) == 0;
+    for (unsigned i = 0; locked && i < kept_n; i++) {
         kept_violation *k = kept[i];
         fprintf(f, "%s\n    {\"code\": \"%s\", \"message\": ", i ? "," : "",
                 code_table[k->code].name);
@@ -719,8 +724,9 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         json_site(f, "unregistered", k->unregistered);
         fprintf(f, "}");
     }
-    pthread_mutex_unlock(&kept_lock);
-    fprintf(f, "%s]\n}\n", kept_n ? "\n  " : "");
+    if (locked)
+        pthread_mutex_unlock(&kept_lock);
+    fprintf(f, "%s]\n}\n", locked && kept_n ? "\n  " : "");
     int err = ferror(f) ? (errno ? errno : EIO) : 0;
     if (fclose(f) != 0 && !err)
         err = errno ? errno : EIO;

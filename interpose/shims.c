@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -22,12 +23,17 @@
  * into the runtime, some of them cancellation points); a thread cancelled
  * half-way would leave that state half-done, and other threads waiting on
  * it forever. A pending cancellation acts at the program's next
- * cancellation point after the hook returns (G9). */
+ * cancellation point after the hook returns (G9). sp_tls_in_hook marks the
+ * thread as inside a hook, for exit() from a signal handler (init.c). */
 #define SP_NOCANCEL(call)                                                      \
     do {                                                                       \
         int old_;                                                              \
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        sp_tls_in_hook++;                                                      \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
         hipError_t e_ = (call);                                                \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        sp_tls_in_hook--;                                                      \
         pthread_setcancelstate(old_, NULL);                                    \
         return e_;                                                             \
     } while (0)
@@ -152,4 +158,26 @@ void *sp_shim_for(const char *name)
     return NULL;
 }
 
-__attribute__((constructor)) static void safepin_ctor(void) { sp_init(); }
+/* An allocator preloaded before safepin (or linked into the program) answers
+ * free() itself: safepin's hook is never reached, so freeing registered
+ * memory (G2, G7) goes unseen. Said once, at start, in a process that has a
+ * runtime to protect; never fatal. */
+static void check_free_hooked(void)
+{
+    Dl_info mine, theirs;
+    void *f = dlsym(RTLD_DEFAULT, "free");
+    if (!f || !sp_real.hipHostRegister || !dladdr((void *)check_free_hooked, &mine) ||
+        !dladdr(f, &theirs) || theirs.dli_fbase == mine.dli_fbase)
+        return;
+    sp_log(SP_LOG_WARN, "free-not-hooked",
+           "free() resolves to %s, not to safepin (an allocator preloaded before safepin, or "
+           "linked into the program): free and realloc of registered memory are not seen, so "
+           "they are neither deferred nor reported; preload safepin first",
+           theirs.dli_fname ? theirs.dli_fname : "another object");
+}
+
+__attribute__((constructor)) static void safepin_ctor(void)
+{
+    sp_init();
+    check_free_hooked();
+}
