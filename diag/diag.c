@@ -370,8 +370,8 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
             if (r) {
                 k->base = r->base;
                 k->size = r->size;
-                k->registered = site_copy(r->reg_site);
-                k->unregistered = site_copy(r->unreg_site);
+                k->registered = site_copy(sp_sites(r)->reg);
+                k->unregistered = site_copy(sp_sites(r)->unreg);
             }
             kept[kept_n++] = k;
         }
@@ -401,12 +401,12 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
         log_counted(code_table[c].name, "%s", msg);
         if (here)
             print_pcs("at", here->pc, here->n, here->tid);
-        if (r && r->reg_site) {
-            const sp_site *s = r->reg_site;
+        if (r && sp_sites(r)->reg) {
+            const sp_site *s = sp_sites(r)->reg;
             print_pcs("registered at", s->pc, s->n, s->tid);
         }
-        if (r && r->unreg_site) {
-            const sp_site *s = r->unreg_site;
+        if (r && sp_sites(r)->unreg) {
+            const sp_site *s = sp_sites(r)->unreg;
             print_pcs("unregistered/freed at", s->pc, s->n, s->tid);
         }
         if (nth == (uint64_t)sp_opt.max_repeats)

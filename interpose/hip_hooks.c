@@ -94,10 +94,10 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
         /* RELEASING: revive an identical one, otherwise wait for it. */
         if (sp_opt.revive && same && sp_reaper_revive(r)) {
             SP_COUNT(revived);
-            sp_site_free(r->reg_site);
-            sp_site_free(r->unreg_site);
-            r->reg_site = site;
-            r->unreg_site = NULL;
+            sp_site_free(sp_sites(r)->reg);
+            sp_site_free(sp_sites(r)->unreg);
+            sp_sites(r)->reg = site;
+            sp_sites(r)->unreg = NULL;
             *site_kept = 1;
             sp_history_add(SP_EV_REVIVE, base, size, site);
             *e = hipSuccess;
@@ -136,13 +136,13 @@ static hipError_t register_range(sp_range *r, void *p, size_t size, unsigned int
                "a registration made elsewhere); passed through, not tracked: returned %d",
                p, size, (int)e);
     if (foreign || e != hipSuccess) {
-        sp_site_free(r->reg_site);
-        r->reg_site = NULL;
+        sp_site_free(sp_sites(r)->reg);
+        sp_sites(r)->reg = NULL;
         sp_reg_remove(r);
     } else {
         r->registering = 0;
         SP_COUNT(registrations);
-        sp_history_add(SP_EV_REGISTER, r->base, size, r->reg_site);
+        sp_history_add(SP_EV_REGISTER, r->base, size, sp_sites(r)->reg);
     }
     sp_lock_broadcast();
     sp_unlock();
@@ -169,7 +169,7 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     int settled = settle_overlaps(p, size, flags, site, &e, &site_kept);
     if (!settled && (r = sp_reg_insert((uintptr_t)p, size, flags, dev)) != NULL) {
         r->registering = 1;
-        r->reg_site = site;
+        sp_sites(r)->reg = site;
         site_kept = 1;
         tok = sp_reg_op_begin((uintptr_t)p, size);
     }
@@ -253,8 +253,8 @@ hipError_t sp_host_unregister(void *p)
         sp_site_free(site);
         return hipSuccess;
     }
-    sp_site_free(r->unreg_site);
-    r->unreg_site = site;
+    sp_site_free(sp_sites(r)->unreg);
+    sp_sites(r)->unreg = site;
     r->t_unregister_ns = sp_now_ns();
     sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
     uint64_t id = r->id;

@@ -395,13 +395,13 @@ static void report_live(sp_range *r, claim_ctx *c)
 {
     if (!c->site)
         c->site = sp_site_capture();
-    if (!r->unreg_site && c->site) {
+    if (!sp_sites(r)->unreg && c->site) {
         /* The range keeps its own copy of where it was freed. */
         size_t sz = sizeof(sp_site) + (size_t)c->site->n * sizeof(void *);
         sp_site *copy = sp_mem_alloc(sz);
         if (copy) {
             memcpy(copy, c->site, sz);
-            r->unreg_site = copy;
+            sp_sites(r)->unreg = copy;
         }
     }
     r->t_unregister_ns = sp_now_ns();

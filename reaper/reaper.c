@@ -15,6 +15,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The reaper's part of a range (sp_range.part, after the diagnostics'):
+ * its place in the release queue. */
+typedef struct sp_release {
+    sp_range *next;         /* next range in the queue */
+    uint64_t seq;           /* submission sequence of its current release */
+    unsigned queued : 1;    /* on the queue */
+    unsigned in_batch : 1;  /* taken by the reaper, markers being waited on */
+} sp_release;
+
+#define RELEASE_PART ((SP_SITES_PART_END + 7) & ~(size_t)7)
+_Static_assert(RELEASE_PART + sizeof(sp_release) <= SP_REG_PART_ROOM,
+               "the registry's room per range holds the sites and the reaper's part");
+
+static sp_release *rel(const sp_range *r) { return sp_reg_part(r, RELEASE_PART); }
 
 typedef struct sp_action {
     sp_act_kind kind;
@@ -58,10 +72,10 @@ static struct {
 
 static void enqueue(sp_range *r)
 {
-    r->release = NULL;
-    r->queued = 1;
+    rel(r)->next = NULL;
+    rel(r)->queued = 1;
     if (R.q_tail)
-        R.q_tail->release = r;
+        rel(R.q_tail)->next = r;
     else
         R.q_head = r;
     R.q_tail = r;
@@ -96,11 +110,11 @@ void sp_reaper_release(sp_range *r)
         R.n_releasing++;
     }
     r->nest = 0;
-    r->rel_seq = ++R.submit_seq;
+    rel(r)->seq = ++R.submit_seq;
     if (!r->t_unregister_ns)
         r->t_unregister_ns = sp_now_ns();
     SP_COUNT(releases_submitted);
-    if (!r->queued && !r->in_batch)
+    if (!rel(r)->queued && !rel(r)->in_batch)
         enqueue(r);
     start_reaper();
     if (R.idle)
@@ -594,9 +608,9 @@ static void complete_release(sp_range *r)
     R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
     R.n_releasing--;
     SP_COUNT(releases_completed);
-    sp_site_free(r->reg_site);
-    sp_site_free(r->unreg_site);
-    r->reg_site = r->unreg_site = NULL;
+    sp_site_free(sp_sites(r)->reg);
+    sp_site_free(sp_sites(r)->unreg);
+    sp_sites(r)->reg = sp_sites(r)->unreg = NULL;
     sp_reg_remove(r);
     sp_lock_broadcast();
 }
@@ -736,9 +750,9 @@ static sp_range *take_batch(void)
 {
     sp_range *batch = R.q_head;
     R.q_head = R.q_tail = NULL;
-    for (sp_range *r = batch; r; r = r->release) {
-        r->queued = 0;
-        r->in_batch = 1;
+    for (sp_range *r = batch; r; r = rel(r)->next) {
+        rel(r)->queued = 0;
+        rel(r)->in_batch = 1;
     }
     return batch;
 }
@@ -750,20 +764,20 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
 {
     sp_range *r = batch;
     while (r) {
-        sp_range *next = r->release;
+        sp_range *next = rel(r)->next;
         /* in_batch stays set through the revive grace (which waits with
          * the lock released): a range revived and released again
          * meanwhile is left to the re-enqueue below. Cleared first, a
          * second sp_reaper_release queued it too and the enqueue below
          * linked it to itself (the model's seed 9; revive_rerelease). */
         if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
-            r->in_batch = 0; /* revived */
-        } else if (r->rel_seq > mark_seq) {
-            r->in_batch = 0;
-            if (!r->queued)
+            rel(r)->in_batch = 0; /* revived */
+        } else if (rel(r)->seq > mark_seq) {
+            rel(r)->in_batch = 0;
+            if (!rel(r)->queued)
                 enqueue(r); /* unregistered again after the markers: new round */
         } else {
-            r->in_batch = 0;
+            rel(r)->in_batch = 0;
             complete_release(r);
         }
         r = next;

@@ -43,6 +43,9 @@ typedef struct sp_tree_node {
     int height;
 } sp_tree_node;
 
+/* Bytes of room in every range for the layers above (sp_range.part). */
+#define SP_REG_PART_ROOM 40
+
 typedef struct sp_range {
     uintptr_t base;          /* key */
     size_t size;
@@ -58,16 +61,20 @@ typedef struct sp_range {
     unsigned leak_reported : 1;
     unsigned stuck : 1;         /* its real unregister failed: kept pinned and alive */
     unsigned registering : 1;   /* the real register is in progress */
-    unsigned queued : 1;        /* on the reaper's queue */
-    unsigned in_batch : 1;      /* taken by the reaper, markers being waited on */
-    uint64_t rel_seq;        /* submission sequence of its current release */
-    void *release;           /* reaper: next range in its queue */
-    void *reg_site;          /* diagnostics: where registered (opaque) */
-    void *unreg_site;        /* diagnostics: where unregistered/freed (opaque) */
     uint64_t t_unregister_ns;/* when the program unregistered it */
     UT_hash_handle hh;
     sp_tree_node node;
+    /* Room for the layers above, zeroed on insert and never read here: each
+     * defines its part and where in the room it lies (diag/: the sites,
+     * reaper/: the release state). */
+    unsigned char part[SP_REG_PART_ROOM] __attribute__((aligned(8)));
 } sp_range;
+
+/* A layer's part of r, at offset off of the room. */
+static inline void *sp_reg_part(const sp_range *r, size_t off)
+{
+    return (void *)(r->part + off);
+}
 
 /* Lock-free filter for the memory hooks: 0 means no range can overlap
  * [addr, addr+len) (one predictable branch when the registry is empty);
