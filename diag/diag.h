@@ -116,6 +116,8 @@ void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
  * its frames symbolized in one batch until deadline_ns, module+offset after.
  * Async-signal-tolerant: no allocation, no locks; one caller at a time. */
 void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
+/* Fork child: forget the parent's events. */
+void sp_history_fork_child(void);
 
 /* Install the post-mortem's signal handlers (history option > 0), chained
  * to those installed before (postmortem.c). */
