@@ -148,16 +148,16 @@ $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
@@ -196,7 +196,7 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h simhip/simhip.h
+$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
@@ -333,7 +333,7 @@ $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o

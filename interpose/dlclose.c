@@ -22,18 +22,11 @@
  */
 
 typedef int (*dlclose_fn)(void *);
-static dlclose_fn real_dlclose_ptr;
+static void *real_dlclose_ptr;
 
 static dlclose_fn real_dlclose(void)
 {
-    dlclose_fn f = __atomic_load_n(&real_dlclose_ptr, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
-        if (!f)
-            f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
-        __atomic_store_n(&real_dlclose_ptr, f, __ATOMIC_RELEASE);
-    }
-    return f;
+    return (dlclose_fn)sp_glibc_fn(&real_dlclose_ptr, "dlclose");
 }
 
 /* The runtime instance the table's HIP functions belong to, or NULL. */
