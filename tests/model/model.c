@@ -63,6 +63,7 @@ enum kind { K_MALLOC, K_MMAP };
 
 static enum mode g_mode = M_ORDERED;
 static int g_legacy; /* SIMHIP_PERSONALITY=legacy: attributes of unknown memory fail */
+static int g_host_type = hipMemoryTypeHost; /* host memory's type: 1 in the 6.x values (rocm7) */
 static unsigned long g_seed = 1;
 static long g_ops = 300;
 static int g_threads = 3;
@@ -337,16 +338,17 @@ static void op_attr(struct thr *t, int i)
     hipError_t e = hipPointerGetAttributes(&a, sl->p + off);
     note(t, "attributes slot %d +%zu state %d -> %d", i, off, sl->state, (int)e);
     if (sl->state == S_REG) {
-        if (e != hipSuccess || a.memoryType != hipMemoryTypeHost || a.hostPointer != sl->p + off)
+        if (e != hipSuccess || (int)a.memoryType != g_host_type || a.hostPointer != sl->p + off)
             fail(t, "attributes of registered %p+%zu: rc %d type %d host %p", (void *)sl->p, off,
                  (int)e, (int)a.memoryType, a.hostPointer);
     } else if (g_legacy) {
         if (e != hipErrorInvalidValue)
             fail(t, "attributes of unregistered %p: rc %d, model says %d", (void *)sl->p, (int)e,
                  (int)hipErrorInvalidValue);
-    } else if (e != hipSuccess || a.hostPointer != NULL || a.devicePointer != NULL) {
-        fail(t, "attributes of unregistered %p: rc %d host %p device %p", (void *)sl->p, (int)e,
-             a.hostPointer, a.devicePointer);
+    } else if (e != hipSuccess || (int)a.memoryType != 0 || a.hostPointer != NULL ||
+               a.devicePointer != NULL) {
+        fail(t, "attributes of unregistered %p: rc %d type %d host %p device %p", (void *)sl->p,
+             (int)e, (int)a.memoryType, a.hostPointer, a.devicePointer);
     }
 }
 
@@ -654,9 +656,12 @@ int main(int argc, char **argv)
         g_threads = 3;
     const char *pers = getenv("SIMHIP_PERSONALITY");
     g_legacy = pers && !strcmp(pers, "legacy");
+    int rocm7 = pers && !strcmp(pers, "rocm7");
+    if (rocm7)
+        g_host_type = 1; /* hipMemoryTypeHost of HIP 6.0+ */
     printf("model: seed=%lu ops=%ld threads=%d mode=%s personality=%s\n", g_seed, g_ops,
            g_threads, g_mode == M_ASYNC ? "async" : g_mode == M_SYNC ? "sync" : "ordered",
-           g_legacy ? "legacy" : "current");
+           g_legacy ? "legacy" : rocm7 ? "rocm7" : "current");
     fflush(stdout);
 
     struct thr *t = calloc(g_threads, sizeof *t);

@@ -17,7 +17,8 @@
 #   MODEL_ENV="k=v ..."           more environment for every run
 #
 # Each seed picks its unregister mode (seed % 3: ordered, async, sync), its
-# personality ((seed / 3) % 2: current, legacy) and its device op delay; the
+# personality ((seed / 3) % 3: current, legacy, rocm7) and its device op
+# delay ((seed / 9) % 3: 0, 20, 200 us); the
 # rerun command for a seed is printed with every failure:
 #   tests/model/run.sh with MODEL_SEEDS=<seed>, or the printed command line.
 # A run fails on: exit status other than 0, no "OK", a device fault or
@@ -45,9 +46,9 @@ NSEEDS=0 NOPS=0 NFAIL=0
 # one SEED OPS LOG: run one program; sets RC, CMD
 one() {
     local seed=$1 ops=$2 log=$3
-    local modes=(ordered async sync) pers=(current legacy) delays=(0 20 200)
-    local mode=${modes[$((seed % 3))]} p=${pers[$(((seed / 3) % 2))]}
-    local delay=${delays[$(((seed / 6) % 3))]}
+    local modes=(ordered async sync) pers=(current legacy rocm7) delays=(0 20 200)
+    local mode=${modes[$((seed % 3))]} p=${pers[$(((seed / 3) % 3))]}
+    local delay=${delays[$(((seed / 9) % 3))]}
     local preload=$LIB
     [ -n "$MODEL_PRELOAD_FIRST" ] && preload="$MODEL_PRELOAD_FIRST $LIB"
     [ -n "$MODEL_PRELOAD_LAST" ] && preload="$preload $MODEL_PRELOAD_LAST"
