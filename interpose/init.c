@@ -24,10 +24,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
-
-void sp_postmortem_install(void);
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int initialized;
 static int drain_done;

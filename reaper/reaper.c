@@ -1,6 +1,6 @@
 /*
- * reaper.c - deferred releases, deferred actions, the streams the markers
- * must cover, and the background thread.
+ * reaper.c - deferred releases, deferred actions, and the background
+ * thread that runs them (the streams its markers cover: streams/).
  */
 #include "reaper.h"
 #include "diag.h"
@@ -15,7 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-sp_backend sp_real;
 
 typedef struct sp_action {
     sp_act_kind kind;
@@ -175,7 +174,6 @@ void sp_reaper_wait_range(uintptr_t base, uint64_t id)
         wait_reaper();
 }
 
-size_t sp_reaper_pending(void) { return R.n_releasing; }
 
 int sp_reaper_recently_released(uintptr_t base)
 {
@@ -849,16 +847,4 @@ void sp_reaper_fork_child(void)
 {
     memset(&R, 0, sizeof(R));
     sp_streams_fork_child();
-}
-
-void sp_reaper_shutdown(void)
-{
-    sp_reg_lock();
-    int started = R.started;
-    R.stop = 1;
-    sp_reg_broadcast();
-    sp_reg_unlock();
-    if (started)
-        pthread_join(R.thread, NULL);
-    memset(&R, 0, sizeof(R));
 }

@@ -53,15 +53,6 @@ static const struct {
 #undef SP_CODE
 };
 
-const char *sp_code_name(sp_code c) { return code_table[c].name; }
-int sp_code_is_violation(sp_code c) { return code_table[c].violation; }
-
-uint64_t sp_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Expand %p to the pid. */
 static void expand_path(const char *in, char *out, size_t n)

@@ -5,6 +5,9 @@
  * written with write(2), each prefixed "==PID==safepin: <code>: ". Repeats of
  * one code are capped (max_repeats) and counted. Sites (backtraces) are
  * captured with backtrace() into records from sp_mem_alloc.
+ *
+ * Dependencies: registry/ (a range's sites), util/. Callers: runtime/,
+ * streams/, reaper/, interpose/.
  */
 #ifndef SAFEPIN_DIAG_H
 #define SAFEPIN_DIAG_H
@@ -14,6 +17,7 @@
 #include <sys/types.h>
 
 #include "options.h"
+#include "util.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,9 +51,6 @@ typedef struct sp_stats {
 
 extern sp_stats sp_stat; /* updated with __atomic builtins */
 #define SP_COUNT(field) __atomic_add_fetch(&sp_stat.field, 1, __ATOMIC_RELAXED)
-
-const char *sp_code_name(sp_code c);
-int sp_code_is_violation(sp_code c);
 
 /* Resolve log_path and report against the current directory, warm up
  * backtrace() and the symbolizer, install the fork handler. The log file
@@ -101,14 +102,16 @@ void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
  * Async-signal-tolerant: no allocation, no locks; one caller at a time. */
 void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
 
+/* Install the post-mortem's signal handlers (history option > 0), chained
+ * to those installed before (postmortem.c). */
+void sp_postmortem_install(void);
+
 /* Number of violations seen so far. */
 uint64_t sp_violations(void);
 
 /* End of run: summary on stderr (if anything noteworthy, or log>=info) and
  * the JSON report (report option). */
 void sp_diag_finish(int exit_status);
-
-uint64_t sp_now_ns(void);
 
 #ifdef __cplusplus
 }
