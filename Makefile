@@ -166,13 +166,13 @@ $(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_che
 # Linked against simhip's libamdhip64.so.6 / .so.7 (DT_NEEDED and versioned
 # references hipHostRegister@hip_4.2 ... of that soname), as a program built
 # against ROCm 6 or 7 is.
-$(B)/tests/soname/%.so6: tests/soname/%.c simhip/simhip.h $(SIM_LIB6)
+$(B)/tests/soname/%.so6: tests/soname/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h $(SIM_LIB6)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.6 -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.6 -ldl
 
-$(B)/tests/soname/%.so7: tests/soname/%.c simhip/simhip.h $(SIM_LIB7)
+$(B)/tests/soname/%.so7: tests/soname/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h $(SIM_LIB7)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.7 -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.7 -ldl
 
 $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
