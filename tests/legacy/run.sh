@@ -68,9 +68,14 @@ neighbour_free         legacy:clean,current:clean,rocm7:clean                   
 cancel_in_wait         legacy:clean,current:clean,rocm7:clean                               -
 main_pthread_exit      legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit
 hipfree_in_callback    legacy:deadlock,current:deadlock,rocm7:deadlock                      -
+relaxed_unregister_in_capture legacy:fault,current:clean,rocm7:clean                       -
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
+# (relaxed_unregister_in_capture, clean bare from ROCm 5.6, checks that
+# safepin's own waits never break another thread's global capture: from
+# ROCm 7.0, the rocm7 personality, an event query made without relaxed mode
+# would invalidate it.)
 # (pending_copy and runtime_answers, clean bare too, check that the
 # runtime's answers pass through unchanged. A diagnostics entry "!code"
 # must NOT be printed. fixed_map_in_callback ... neighbour_free, clean bare

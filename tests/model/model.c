@@ -3,6 +3,7 @@
  * DESIGN section 2.
  *
  *   model [--seed N] [--ops N] [--threads N] [--mode ordered|async|sync]
+ *         [--capture local|global]
  *
  * Run on simhip under safepin (tests/model/run.sh sets SAFEPIN_OPTIONS to
  * the same unregister mode). Each thread owns a few buffer slots and one
@@ -29,6 +30,14 @@
  * never checked for their bytes (the program cannot see them) but must not
  * fault (G1/G2) nor land in what the program allocates next (checked through
  * the shadows of later allocations).
+ *
+ * Captures are thread-local by default. With --capture global they are
+ * global-mode captures and every program thread runs in relaxed mode (as a
+ * program that captures globally while other threads keep working must):
+ * any runtime call that safepin makes on a thread of its own without relaxed
+ * mode (its reaper's event queries, refused during a global capture from
+ * ROCm 7.0, the rocm7 personality) then invalidates the capture, and
+ * hipStreamEndCapture fails.
  *
  * The operation count per thread is a prefix property: rerunning a seed with
  * fewer --ops runs the same program, cut short (run.sh shrinks with it).
@@ -62,6 +71,7 @@ enum state { S_EMPTY, S_ALLOC, S_REG, S_HOSTFN };
 enum kind { K_MALLOC, K_MMAP };
 
 static enum mode g_mode = M_ORDERED;
+static int g_global_capture; /* --capture global: global-mode captures, relaxed threads */
 static int g_legacy; /* SIMHIP_PERSONALITY=legacy: attributes of unknown memory fail */
 static int g_host_type = hipMemoryTypeHost; /* host memory's type: 1 in the 6.x values (rocm7) */
 static unsigned long g_seed = 1;
@@ -456,7 +466,9 @@ static void op_capture(struct thr *t, int i)
     hipStream_t s = t->st[OWN];
     atomic_fetch_add(&g_captures_now, 1);
     atomic_fetch_add(&g_captures_begun, 1);
-    EXPECT(t, hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal), hipSuccess);
+    EXPECT(t, hipStreamBeginCapture(s, g_global_capture ? hipStreamCaptureModeGlobal
+                                                       : hipStreamCaptureModeThreadLocal),
+           hipSuccess);
     size_t off = rn(t, (unsigned)sl->size);
     size_t n = 1 + rn(t, (unsigned)(sl->size - off));
     struct wargs *w = malloc(sizeof *w);
@@ -601,6 +613,10 @@ static void step(struct thr *t)
 static void *thread_main(void *arg)
 {
     struct thr *t = arg;
+    if (g_global_capture) {
+        hipStreamCaptureMode m = hipStreamCaptureModeRelaxed;
+        EXPECT(t, hipThreadExchangeStreamCaptureMode(&m), hipSuccess);
+    }
     t->st[0] = 0;
     t->st[1] = g_shared[0];
     t->st[2] = g_shared[1];
@@ -644,11 +660,14 @@ int main(int argc, char **argv)
             g_ops = strtol(argv[i + 1], NULL, 0);
         else if (!strcmp(argv[i], "--threads"))
             g_threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--capture"))
+            g_global_capture = !strcmp(argv[i + 1], "global");
         else if (!strcmp(argv[i], "--mode"))
             g_mode = !strcmp(argv[i + 1], "async") ? M_ASYNC
                      : !strcmp(argv[i + 1], "sync") ? M_SYNC : M_ORDERED;
         else {
-            fprintf(stderr, "usage: model [--seed N] [--ops N] [--threads N] [--mode M]\n");
+            fprintf(stderr, "usage: model [--seed N] [--ops N] [--threads N] [--mode M] "
+                            "[--capture local|global]\n");
             return 2;
         }
     }
@@ -659,9 +678,9 @@ int main(int argc, char **argv)
     int rocm7 = pers && !strcmp(pers, "rocm7");
     if (rocm7)
         g_host_type = 1; /* hipMemoryTypeHost of HIP 6.0+ */
-    printf("model: seed=%lu ops=%ld threads=%d mode=%s personality=%s\n", g_seed, g_ops,
-           g_threads, g_mode == M_ASYNC ? "async" : g_mode == M_SYNC ? "sync" : "ordered",
-           g_legacy ? "legacy" : rocm7 ? "rocm7" : "current");
+    printf("model: seed=%lu ops=%ld threads=%d mode=%s personality=%s capture=%s\n", g_seed,
+           g_ops, g_threads, g_mode == M_ASYNC ? "async" : g_mode == M_SYNC ? "sync" : "ordered",
+           g_legacy ? "legacy" : rocm7 ? "rocm7" : "current", g_global_capture ? "global" : "local");
     fflush(stdout);
 
     struct thr *t = calloc(g_threads, sizeof *t);
