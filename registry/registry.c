@@ -140,9 +140,15 @@ void sp_reg_lock(void)
 
     reg_once();
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    /* Set before taking the mutex, cleared after releasing it: a signal
+     * handler that interrupts this thread anywhere between the two (even
+     * half-way through pthread_mutex_lock, when the mutex may already be
+     * ours) sees that it must not take the lock or wait on it (exit() from
+     * a handler, init.c). The compiler barriers keep the store in place. */
+    sp_reg_tls_held = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     pthread_mutex_lock(&g_lock);
     tls_cancel_state = old;
-    sp_reg_tls_held = 1;
 }
 
 /* Releases the registry mutex and restores the caller's cancelability. */
@@ -150,8 +156,9 @@ void sp_reg_unlock(void)
 {
     int old = tls_cancel_state;
 
-    sp_reg_tls_held = 0;
     pthread_mutex_unlock(&g_lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sp_reg_tls_held = 0;
     pthread_setcancelstate(old, NULL);
 }
 
