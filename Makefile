@@ -74,6 +74,10 @@ SIM_SRC   := $(wildcard simhip/*.c)
 SIM_OBJ   := $(patsubst %.c,$(B)/obj/%.o,$(SIM_SRC))
 SIM_LIB   := $(B)/simhip/libamdhip64.so.5
 SIM_MAP   := simhip/libamdhip64.map
+# The same objects under ROCm 6 and 7 sonames, with clr's version nodes
+# (tests/soname: interposition depends on neither).
+SIM_LIB6  := $(B)/simhip/libamdhip64.so.6
+SIM_LIB7  := $(B)/simhip/libamdhip64.so.7
 
 # ---- simcuda: the CUDA driver face, simhip's objects + a cu* layer ----------
 SC_SRC    := $(wildcard simcuda/*.c)
@@ -96,6 +100,8 @@ UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
+SONAME_SRC := $(wildcard tests/soname/*.c)
+SONAME_BIN := $(foreach v,6 7,$(patsubst tests/soname/%.c,$(B)/tests/soname/%.so$(v),$(SONAME_SRC)))
 MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
 SCT_SRC    := $(wildcard tests/simcuda/*.cc)
 SCT_BIN    := $(B)/tests/simcuda_tests
@@ -108,7 +114,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -138,6 +144,11 @@ $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 	  -Wl,--version-script=$(SIM_MAP) $(LDFLAGS) -ldl -lrt
 	@ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
 
+$(B)/simhip/libamdhip64.so.%: $(SIM_OBJ) simhip/libamdhip64-%.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.$* -Wl,-Bsymbolic-functions \
+	  -Wl,--version-script=simhip/libamdhip64-$*.map $(LDFLAGS) -ldl -lrt
+
 # The driver exports only cu* (and the simcuda.h extension); simhip's code
 # inside it is local, so its calls stay inside.
 $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
@@ -160,6 +171,17 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 $(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+# Linked against simhip's libamdhip64.so.6 / .so.7 (DT_NEEDED and versioned
+# references hipHostRegister@hip_4.2 ... of that soname), as a program built
+# against ROCm 6 or 7 is.
+$(B)/tests/soname/%.so6: tests/soname/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h $(SIM_LIB6)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.6 -ldl
+
+$(B)/tests/soname/%.so7: tests/soname/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h $(SIM_LIB7)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.7 -ldl
 
 $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)

@@ -23,6 +23,24 @@ static int runtime_knows(const void *p)
     return e == hipSuccess && (a.hostPointer || a.devicePointer);
 }
 
+/* 1 if attributes a (an answer of the real runtime) name device memory.
+ * The memory-type values changed in HIP 6.0 (5.x: host 0, device 1; 6.x:
+ * unregistered 0, host 1, device 2) within the same struct layout, so they
+ * are read by the runtime's version, asked once. */
+static int attr_is_device(const hipPointerAttribute_t *a)
+{
+    static int device_type = -1; /* the runtime's value for device memory */
+    int t = __atomic_load_n(&device_type, __ATOMIC_RELAXED);
+    if (t < 0) {
+        int v = 0;
+        if (!sp_real.hipRuntimeGetVersion || sp_real.hipRuntimeGetVersion(&v) != hipSuccess)
+            v = 0;
+        t = v >= 60000000 ? 2 : 1;
+        __atomic_store_n(&device_type, t, __ATOMIC_RELAXED);
+    }
+    return (int)a->memoryType == t;
+}
+
 /* The innermost range containing p, once no register of it is in flight.
  * Lock held (released while waiting). */
 static sp_range *settled_containing(uintptr_t p)
@@ -306,7 +324,7 @@ hipError_t sp_hip_free(void *p)
         hipPointerAttribute_t a;
         memset(&a, 0, sizeof(a));
         if (sp_real.hipPointerGetAttributes(&a, p) != hipSuccess ||
-            a.memoryType != hipMemoryTypeDevice || a.devicePointer != p)
+            !attr_is_device(&a) || a.devicePointer != p)
             return sp_real.hipFree(p);
         sp_lock();
         if (sp_reaper_defer_call(SP_ACT_HIPFREE, p) == 0) {
