@@ -212,8 +212,10 @@ for mode in fork-clean fork-violate; do
     out=$(run_bare "$ABS_PROG" $mode 2>&1)
     echo "$out" | grep -q "status 0$" || why="$why; bare: $out"
     out=$(SAFEPIN_OPTIONS="strict=1:report=$T/fk/r.%p.json:log_path=$T/fk/log.%p" run_sp "$ABS_PROG" $mode 2>&1); rc=$?
-    ppid=$(ls "$T/fk" | sed -n 's/^r\.\([0-9]*\)\.json$/\1/p' | sort -n | head -1)
     cpid=$(echo "$out" | sed -n 's/^child \([0-9]*\) status.*/\1/p')
+    # The parent's report is the one that is not the child's (pids wrap:
+    # the child's may be the smaller).
+    ppid=$(ls "$T/fk" | sed -n 's/^r\.\([0-9]*\)\.json$/\1/p' | grep -vx "$cpid" | head -1)
     [ $rc -eq 23 ] || why="$why; parent exit $rc, want 23 (its own violation)"
     [ "$(jget "$T/fk/r.$ppid.json" '[k for k,v in d["codes"].items() if v], d["violations_total"]')" = "(['double-unregister'], 1)" ] \
         || why="$why; parent report: $(jget "$T/fk/r.$ppid.json" 'd["codes"]')"
