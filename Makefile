@@ -146,7 +146,7 @@ $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 
 $(B)/simhip/libamdhip64.so.%: $(SIM_OBJ) simhip/libamdhip64-%.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.$* -Wl,-Bsymbolic-functions \
+	$(call say,LD,$@)$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.$* -Wl,-Bsymbolic-functions \
 	  -Wl,--version-script=simhip/libamdhip64-$*.map $(LDFLAGS) -ldl -lrt
 
 # The driver exports only cu* (and the simcuda.h extension); simhip's code
