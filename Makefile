@@ -159,16 +159,16 @@ $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
@@ -201,7 +201,7 @@ $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 
 $(B)/tests/allocators/%: tests/allocators/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c
@@ -218,7 +218,7 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h simhip/simhip.h
+$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
@@ -321,45 +321,45 @@ GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB
 
 $(GB)/%.o: $(GT)/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -c $< -o $@
 
 $(GB)/simhip_gpu.o: $(GT)/hipnv/simhip_gpu.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -c $< -o $@
 
 $(GB)/gpu_rt_%.o: $(GT)/gpu_rt.cu $(GT)/gpu_api.h
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -DGPU_API_NAME='"cudart-$*"' -c $< -o $@
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -DGPU_API_NAME='"cudart-$*"' -c $< -o $@
 
 $(GB)/%.c.o: $(GT)/%.c $(GT)/gpu_api.h $(GT)/real_driver.h
 	@mkdir -p $(dir $@)
-	$(CC) $(GPU_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -c $< -o $@
 
 # The driver-API build loads kernels.cu's code from an embedded fatbin.
 $(GB)/kernels_fatbin.h: $(GT)/kernels.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -fatbin $< -o $(GB)/kernels.fatbin
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -fatbin $< -o $(GB)/kernels.fatbin
 	$(BIN2C) -c -n gt_fatbin $(GB)/kernels.fatbin >$@
 
 $(GB)/hazards-static: $(GB)/hazards.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
-	$(NVCC) -o $@ $^ -lpthread
+	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 $(GB)/hazards-shared: $(GB)/hazards.c.o $(GB)/gpu_rt_shared.o $(GB)/kernels.o
-	$(NVCC) -cudart shared -o $@ $^ -lpthread
+	$(call say,NVCC,$@)$(NVCC) -cudart shared -o $@ $^ -lpthread
 
 $(GB)/hazards-driver: $(GT)/hazards.c $(GT)/gpu_drv.c $(GT)/gpu_api.h $(GT)/real_driver.h $(GB)/kernels_fatbin.h
-	$(CC) $(GPU_CFLAGS) -I$(GB) $(GT)/hazards.c $(GT)/gpu_drv.c -o $@ \
+	$(call say,CC,$@)$(CC) $(GPU_CFLAGS) -I$(GB) $(GT)/hazards.c $(GT)/gpu_drv.c -o $@ \
 	  -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
 $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
-	$(NVCC) -o $@ $^ -lpthread
+	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
-	$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
-	$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
+	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
+	$(call say,NVCC,$@)$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
 
 gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS)
 

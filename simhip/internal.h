@@ -121,6 +121,12 @@ extern pthread_cond_t sh_dev_cond;
 extern struct sh_stream *sh_streams;
 /* Set by the runtime's destructor (stream.c): later calls fail. */
 extern bool sh_torn_down;
+/* Set by teardown without the device lock (which an exiting thread may
+ * hold), so every read is atomic. */
+static inline bool sh_is_torn_down(void)
+{
+    return __atomic_load_n(&sh_torn_down, __ATOMIC_RELAXED);
+}
 
 /* Resolve a program's handle (dev lock held). NULL: invalid handle. */
 struct sh_stream *sh_stream_lookup_locked(hipStream_t h);
