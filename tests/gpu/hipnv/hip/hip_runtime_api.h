@@ -30,6 +30,7 @@ typedef cudaStreamCallback_t hipStreamCallback_t;
 
 #define hipSuccess cudaSuccess
 #define hipErrorInvalidValue cudaErrorInvalidValue
+#define hipErrorUnknown cudaErrorUnknown
 #define hipErrorNotSupported cudaErrorNotSupported
 #define hipErrorHostMemoryNotRegistered cudaErrorHostMemoryNotRegistered
 #define hipErrorHostMemoryAlreadyRegistered cudaErrorHostMemoryAlreadyRegistered
