@@ -184,6 +184,13 @@ $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
+# The soak (make soak): safepin's logic called directly, to read its tables.
+SOAK_BIN := $(B)/tests/soak/soak
+$(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
+	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
+
 $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
@@ -263,6 +270,14 @@ $(FUZZ_OPT_BIN): tests/fuzz/options_fuzz.c diag/options.c diag/options.h diag/op
 	$(call say,CC,$@)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined $(INC_diag) \
 	  tests/fuzz/options_fuzz.c diag/options.c -o $@
+
+# make soak CYCLES=N   N register/unregister/free cycles (default 1000000),
+# 8 threads, 4 streams: RSS, descriptors, table sizes and counters.
+CYCLES ?= 1000000
+.PHONY: soak
+soak: deps
+	$(MAKE) -j2 $(SOAK_BIN)
+	SAFEPIN_OPTIONS=log=error:backtrace=0 nice $(SOAK_BIN) $(CYCLES)
 
 .PHONY: fuzz fuzz-options
 fuzz: deps

@@ -237,6 +237,8 @@ hipError_t sp_host_unregister(void *p)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
+    else if (mode == SP_UNREG_ORDERED && !sp_streams_thread_captures())
+        sp_reaper_wait_backlog();
     sp_reg_unlock();
     sp_reaper_kick();
     if (mode == SP_UNREG_ORDERED)

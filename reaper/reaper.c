@@ -128,6 +128,19 @@ int sp_wait_prior_work(void)
     return ok;
 }
 
+static void wait_reaper(void);
+
+void sp_reaper_wait_backlog(void)
+{
+    long max = sp_opt.max_pending;
+    if (max <= 0 || (long)R.n_releasing <= max)
+        return;
+    SP_COUNT(waits_for_release);
+    while ((long)R.n_releasing > max && R.started && !R.stop && !R.capture_blocked &&
+           !R.abandoned)
+        wait_reaper();
+}
+
 void sp_reaper_kick(void)
 {
     if (__atomic_load_n(&R.need_wake, __ATOMIC_RELAXED) &&
@@ -841,6 +854,20 @@ size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why)
     }
     sp_reg_unlock();
     return left;
+}
+
+void sp_reaper_table_sizes(sp_table_sizes *t)
+{
+    sp_reg_lock();
+    t->ranges = sp_reg_count();
+    t->releasing = R.n_releasing;
+    t->actions = 0;
+    for (sp_action *a = R.actions; a; a = a->next)
+        t->actions++;
+    for (sp_action *a = R.calls; a; a = a->next)
+        t->actions++;
+    sp_streams_sizes(&t->streams, &t->orphans);
+    sp_reg_unlock();
 }
 
 void sp_reaper_fork_child(void)

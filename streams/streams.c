@@ -301,6 +301,15 @@ int sp_streams_destroy(hipStream_t s)
 
 int sp_streams_has_work(void) { return S.n_retiring > 0 || S.dead != NULL; }
 
+void sp_streams_sizes(size_t *streams, size_t *orphans)
+{
+    size_t n = 0;
+    for (stream_ent *e = S.streams; e; e = e->next)
+        n++;
+    *streams = n;
+    *orphans = S.n_orphans;
+}
+
 void sp_streams_service(void)
 {
     for (;;) {
