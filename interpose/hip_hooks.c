@@ -116,12 +116,15 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     }
     sp_range *r = sp_reg_insert(base, size, flags, dev);
     if (!r) {
+        /* A registration safepin cannot track would have none of its
+         * guarantees (a later free would leave it stale): refused, with the
+         * answer the runtime gives when it runs out of memory. */
         sp_reg_unlock();
         sp_site_free(site);
         sp_log(SP_LOG_ERROR, "runtime-error",
-               "out of memory in the registry: %p (%zu bytes) registered without safepin's guarantees",
-               p, size);
-        return sp_real.hipHostRegister(p, size, flags);
+               "out of memory in safepin's registry: hipHostRegister(%p, %zu, 0x%x) refused with "
+               "hipErrorOutOfMemory rather than registered untracked", p, size, flags);
+        return hipErrorOutOfMemory;
     }
     r->registering = 1;
     r->reg_site = site;
@@ -329,14 +332,22 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
 
 /* ---- streams and capture ------------------------------------------------- */
 
-static void track_stream(hipStream_t s, unsigned flags)
+/* A new stream joins the set that release markers cover. One safepin cannot
+ * track (out of memory) could run work on registered memory that no marker
+ * waits for: it is destroyed again and the create fails as the runtime
+ * fails when it runs out of memory. */
+static hipError_t track_stream(hipStream_t s, unsigned flags)
 {
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
     sp_reg_lock();
-    sp_streams_add(s, flags, dev);
+    int rc = sp_streams_add(s, flags, dev);
     sp_reg_unlock();
+    if (rc == 0)
+        return hipSuccess;
+    sp_real.hipStreamDestroy(s);
+    return hipErrorOutOfMemory;
 }
 
 hipError_t sp_stream_create(hipStream_t *s)
@@ -346,7 +357,7 @@ hipError_t sp_stream_create(hipStream_t *s)
         return hipErrorNotInitialized;
     hipError_t e = sp_real.hipStreamCreate(s);
     if (e == hipSuccess && s)
-        track_stream(*s, 0);
+        e = track_stream(*s, 0);
     return e;
 }
 
@@ -357,7 +368,7 @@ hipError_t sp_stream_create_with_flags(hipStream_t *s, unsigned int flags)
         return hipErrorNotInitialized;
     hipError_t e = sp_real.hipStreamCreateWithFlags(s, flags);
     if (e == hipSuccess && s)
-        track_stream(*s, flags);
+        e = track_stream(*s, flags);
     return e;
 }
 
@@ -368,7 +379,7 @@ hipError_t sp_stream_create_with_priority(hipStream_t *s, unsigned int flags, in
         return hipErrorNotInitialized;
     hipError_t e = sp_real.hipStreamCreateWithPriority(s, flags, priority);
     if (e == hipSuccess && s)
-        track_stream(*s, flags);
+        e = track_stream(*s, flags);
     return e;
 }
 

@@ -44,6 +44,7 @@ static struct {
     int main_gone;    /* main ended with pthread_exit: end when idle */
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
+    int inline_running; /* no reaper thread could start: a waiter does its work */
     unsigned rt_gen;  /* bumped when the runtime was unloaded */
     void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
     pthread_t thread;
@@ -80,7 +81,7 @@ static void start_reaper(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&R.thread, NULL, reaper_main, NULL);
+    int rc = sp_test_fail(SP_TF_THREAD) ? EAGAIN : pthread_create(&R.thread, NULL, reaper_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         sp_log(SP_LOG_ERROR, "runtime-error", "cannot start the reaper thread: %s", strerror(rc));
@@ -155,9 +156,21 @@ static void kick_locked(void)
         sp_reg_broadcast();
 }
 
+static void run_inline(void);
+
+/* Lock held. Wait for the reaper to make progress. Without a reaper thread
+ * (it could not be started: out of threads), starting it is tried again,
+ * and failing that the waiter does the reaper's work itself. */
 static void wait_reaper(void)
 {
     kick_locked();
+    if (!R.started && !R.stop && !R.abandoned) {
+        start_reaper();
+        if (!R.started && !R.inline_running) {
+            run_inline();
+            return;
+        }
+    }
     sp_reg_wait();
 }
 
@@ -690,9 +703,11 @@ void sp_reaper_runtime_gone(void)
 
 /* Lock held. Waits for work; returns 1 when the reaper should end instead:
  * the program's main thread is gone and there is no work (start_reaper). */
-static int idle_wait(void)
+static int idle_wait(int inline_mode)
 {
     while (!R.q_head && !R.calls && !streams_work() && !any_ready() && !R.stop) {
+        if (inline_mode)
+            return 1; /* a waiter's turn ends when there is no work */
         if (R.idle_fn && !R.exiting && !sp_reaper_busy()) {
             void (*fn)(void) = R.idle_fn;
             R.idle_fn = NULL;
@@ -713,6 +728,8 @@ static int idle_wait(void)
     return 0;
 }
 
+static void reaper_loop(int inline_mode);
+
 static void *reaper_main(void *arg)
 {
     (void)arg;
@@ -722,11 +739,40 @@ static void *reaper_main(void *arg)
      * rather than up to the default 50 us late. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     sp_reg_lock();
+    reaper_loop(0);
+    sp_reg_unlock();
+    return NULL;
+}
+
+/* Lock held. No reaper thread could be started: the calling thread (one
+ * that must wait for the reaper: the exit drain, a synchronous unregister, a
+ * free waiting for its release) runs the reaper's loop itself until no work
+ * is left, in relaxed capture mode as the reaper does. */
+static void run_inline(void)
+{
+    R.inline_running = 1;
+    sp_reg_unlock();
+    hipStreamCaptureMode old = sp_relaxed_enter();
+    sp_reg_lock();
+    reaper_loop(1);
+    sp_reg_unlock();
+    sp_relaxed_leave(old);
+    sp_reg_lock();
+    R.inline_running = 0;
+    sp_reg_broadcast();
+}
+
+/* Lock held on entry and exit. The reaper's work, until told to stop (or,
+ * inline_mode, until there is none). */
+static void reaper_loop(int inline_mode)
+{
     unsigned rt_gen = R.rt_gen;
     for (;;) {
-        if (idle_wait()) {
-            R.started = 0;
-            pthread_detach(pthread_self());
+        if (idle_wait(inline_mode)) {
+            if (!inline_mode) {
+                R.started = 0;
+                pthread_detach(pthread_self());
+            }
             break;
         }
         if (R.abandoned)
@@ -801,8 +847,6 @@ static void *reaper_main(void *arg)
             r = next;
         }
     }
-    sp_reg_unlock();
-    return NULL;
 }
 
 /* Wait for the pending work; gives up at the deadline, at once when nowait,
@@ -813,8 +857,24 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     kick_locked();
     sp_drain_end end = SP_DRAIN_DONE;
-    while ((R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running || any_ready() ||
-            streams_work()) && R.started) {
+    for (;;) {
+        int work = R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running ||
+                   any_ready() || streams_work();
+        if (!work)
+            break;
+        if (!R.started && !R.inline_running && !nowait && !R.abandoned) {
+            start_reaper();
+            if (!R.started) {
+                /* No reaper thread: the drain does its work itself. */
+                run_inline();
+                if (sp_now_ns() >= deadline) {
+                    end = SP_DRAIN_TIMEOUT;
+                    break;
+                }
+                sp_reg_timedwait_ns(sp_now_ns() + 1000000ull);
+                continue;
+            }
+        }
         if (nowait) {
             end = SP_DRAIN_HOST_FUNCTION;
             break;
@@ -823,6 +883,8 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
             end = SP_DRAIN_CAPTURE;
             break;
         }
+        if (!R.started && !R.inline_running)
+            break; /* abandoned: nothing will run it */
         if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT) {
             end = SP_DRAIN_TIMEOUT;
             break;
