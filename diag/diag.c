@@ -455,8 +455,11 @@ typedef struct hist_event {
 static hist_event hist[SP_HIST_MAX];
 static uint64_t hist_n;
 
-static const char *hist_kind[] = {"register", "nest", "unregister", "free", "released",
-                                  "revive", "refused"};
+static const char *const hist_kind[SP_EV_COUNT] = {
+#define SP_EVENT(id, name) name,
+#include "events.inc"
+#undef SP_EVENT
+};
 
 void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site)
 {
@@ -523,7 +526,7 @@ static int hist_pick(uint64_t k, uint64_t cap, uintptr_t addr, hist_event *out)
         out->n = 0;
     for (int j = 0; j < out->n; j++)
         out->pc[j] = __atomic_load_n(&e->pc[j], __ATOMIC_RELAXED);
-    if (out->kind < 0 || out->kind > SP_EV_REFUSED)
+    if (out->kind < 0 || out->kind >= SP_EV_COUNT)
         return 0;
     return !addr || (addr >= out->base && addr < out->base + (out->size ? out->size : 1));
 }
@@ -686,13 +689,13 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
     fprintf(f, "  \"counters\": {\n");
-#define C(x) fprintf(f, "    \"%s\": %llu,\n", #x, (unsigned long long)sp_stat.x)
-    C(registrations); C(nested); C(revived); C(overlapping_refused);
-    C(releases_submitted); C(releases_completed); C(releases_cancelled);
-    C(deferred_frees); C(deferred_unmaps); C(deferred_hipfree);
-    C(waits_for_release); C(capture_deferrals); C(marker_batches); C(runtime_errors);
-#undef C
-    fprintf(f, "    \"leaks\": %llu\n  },\n", (unsigned long long)sp_stat.leaks);
+    const char *sep = "";
+#define SP_COUNTER(x)                                                           \
+    fprintf(f, "%s    \"%s\": %llu", sep, #x, (unsigned long long)sp_stat.x);    \
+    sep = ",\n";
+#include "counters.inc"
+#undef SP_COUNTER
+    fprintf(f, "\n  },\n");
     fprintf(f, "  \"codes\": {");
     for (int c = 0; c < SP_CODE_COUNT; c++)
         fprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,

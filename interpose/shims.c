@@ -38,74 +38,16 @@
         return e_;                                                             \
     } while (0)
 
-SP_EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
-{
-    SP_NOCANCEL(sp_host_register(p, size, flags));
-}
+/* One shim per HOOK line of hip.inc: the logic, cancellation disabled. */
+#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_SHIM_##kind(ret, name, params, args, logic)
+#define SP_HIP_SHIM_HOOK(ret, name, params, args, logic)                       \
+    SP_EXPORT ret name params { SP_NOCANCEL(logic args); }
+#define SP_HIP_SHIM_CALL(ret, name, params, args, logic)
+#include "hip.inc"
+#undef SP_HIP
+#undef SP_HIP_SHIM_HOOK
+#undef SP_HIP_SHIM_CALL
 
-SP_EXPORT hipError_t hipHostUnregister(void *p) { SP_NOCANCEL(sp_host_unregister(p)); }
-
-SP_EXPORT hipError_t hipFree(void *p) { SP_NOCANCEL(sp_hip_free(p)); }
-
-SP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *p)
-{
-    SP_NOCANCEL(sp_pointer_get_attributes(attr, p));
-}
-
-SP_EXPORT hipError_t hipStreamCreate(hipStream_t *s) { SP_NOCANCEL(sp_stream_create(s)); }
-
-SP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
-{
-    SP_NOCANCEL(sp_stream_create_with_flags(s, flags));
-}
-
-SP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *s, unsigned int flags, int priority)
-{
-    SP_NOCANCEL(sp_stream_create_with_priority(s, flags, priority));
-}
-
-SP_EXPORT hipError_t hipStreamDestroy(hipStream_t s) { SP_NOCANCEL(sp_stream_destroy(s)); }
-
-SP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
-{
-    SP_NOCANCEL(sp_stream_begin_capture(s, mode));
-}
-
-SP_EXPORT hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t *graph)
-{
-    SP_NOCANCEL(sp_stream_end_capture(s, graph));
-}
-
-SP_EXPORT hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, void *ud,
-                                          unsigned int flags)
-{
-    SP_NOCANCEL(sp_stream_add_callback(s, cb, ud, flags));
-}
-
-SP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void *ud)
-{
-    SP_NOCANCEL(sp_launch_host_func(s, fn, ud));
-}
-
-SP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags,
-                                       int *status)
-{
-    SP_NOCANCEL(sp_get_proc_address(symbol, pfn, version, flags, status));
-}
-
-SP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
-                                    hipStream_t stream)
-{
-    SP_NOCANCEL(sp_memcpy_async(dst, src, n, kind, stream));
-}
-SP_EXPORT hipError_t hipHostGetDevicePointer(void **dev, void *p, unsigned int flags)
-{
-    SP_NOCANCEL(sp_host_get_device_pointer(dev, p, flags));
-}
-SP_EXPORT hipError_t hipHostGetFlags(unsigned int *flags, void *p)
-{
-    SP_NOCANCEL(sp_host_get_flags(flags, p));
-}
 /* The common case inline: nothing registered, libc's free resolved: one
  * load, one branch and a tail jump, as cheap as a forwarding-only hook. */
 SP_EXPORT void free(void *p)
@@ -200,22 +142,13 @@ void *sp_shim_for(const char *name)
         const char *name;
         void *fn;
     } shims[] = {
-        {"hipHostRegister", (void *)hipHostRegister},
-        {"hipHostUnregister", (void *)hipHostUnregister},
-        {"hipFree", (void *)hipFree},
-        {"hipPointerGetAttributes", (void *)hipPointerGetAttributes},
-        {"hipStreamCreate", (void *)hipStreamCreate},
-        {"hipStreamCreateWithFlags", (void *)hipStreamCreateWithFlags},
-        {"hipStreamCreateWithPriority", (void *)hipStreamCreateWithPriority},
-        {"hipStreamDestroy", (void *)hipStreamDestroy},
-        {"hipStreamBeginCapture", (void *)hipStreamBeginCapture},
-        {"hipStreamEndCapture", (void *)hipStreamEndCapture},
-        {"hipStreamAddCallback", (void *)hipStreamAddCallback},
-        {"hipLaunchHostFunc", (void *)hipLaunchHostFunc},
-        {"hipGetProcAddress", (void *)hipGetProcAddress},
-        {"hipMemcpyAsync", (void *)hipMemcpyAsync},
-        {"hipHostGetDevicePointer", (void *)hipHostGetDevicePointer},
-        {"hipHostGetFlags", (void *)hipHostGetFlags},
+#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_ENTRY_##kind(name)
+#define SP_HIP_ENTRY_HOOK(name) {#name, (void *)name},
+#define SP_HIP_ENTRY_CALL(name)
+#include "hip.inc"
+#undef SP_HIP
+#undef SP_HIP_ENTRY_HOOK
+#undef SP_HIP_ENTRY_CALL
     };
     if (!name || name[0] != 'h')
         return NULL;

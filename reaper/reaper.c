@@ -728,8 +728,94 @@ static int idle_wait(int inline_mode)
     return 0;
 }
 
+/* Lock held. A runtime loaded again: this thread's capture mode there is
+ * its default one. */
+static void follow_runtime(unsigned *rt_gen)
+{
+    if (R.rt_gen == *rt_gen)
+        return;
+    *rt_gen = R.rt_gen;
+    sp_reg_unlock();
+    sp_relaxed_enter();
+    sp_reg_lock();
+}
+
+/* Lock held (released while they run): the deferred calls (hipFree from
+ * host functions), in the order they came. */
+static void run_calls(void)
+{
+    sp_action *calls = R.calls;
+    R.calls = NULL;
+    R.calls_running = 1;
+    sp_reg_unlock();
+    while (calls) {
+        sp_action *next = calls->next;
+        run_action(calls);
+        sp_mem_free(calls);
+        calls = next;
+    }
+    sp_reg_lock();
+    R.calls_running = 0;
+    sp_reg_broadcast();
+}
+
+/* Lock held. Takes every queued release as one batch. */
+static sp_range *take_batch(void)
+{
+    sp_range *batch = R.q_head;
+    R.q_head = R.q_tail = NULL;
+    for (sp_range *r = batch; r; r = r->release) {
+        r->queued = 0;
+        r->in_batch = 1;
+    }
+    return batch;
+}
+
+/* Lock held (released while waiting). The batch's markers have completed:
+ * each range is released, unless it was revived or unregistered again after
+ * the markers (mark_seq: the last release they cover). */
+static void finish_batch(sp_range *batch, uint64_t mark_seq)
+{
+    sp_range *r = batch;
+    while (r) {
+        sp_range *next = r->release;
+        /* in_batch stays set through the revive grace (which waits with
+         * the lock released): a range revived and released again
+         * meanwhile is left to the re-enqueue below. Cleared first, a
+         * second sp_reaper_release queued it too and the enqueue below
+         * linked it to itself (the model's seed 9; revive_rerelease). */
+        if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
+            r->in_batch = 0; /* revived */
+        } else if (r->rel_seq > mark_seq) {
+            r->in_batch = 0;
+            if (!r->queued)
+                enqueue(r); /* unregistered again after the markers: new round */
+        } else {
+            r->in_batch = 0;
+            complete_release(r);
+        }
+        r = next;
+    }
+}
+
+/* Lock held. One batch: take it, wait for the device work enqueued before
+ * it, release it. Returns 1 if exit gave up on the work meanwhile. */
+static int release_batch(void)
+{
+    sp_range *batch = take_batch();
+    uint64_t mark_seq = R.submit_seq;
+    wait_prior_work();
+    if (R.abandoned)
+        return 1; /* no call into a runtime torn down */
+    SP_COUNT(marker_batches);
+    finish_batch(batch, mark_seq);
+    return 0;
+}
+
 static void reaper_loop(int inline_mode);
 
+/* The reaper thread: reaper_loop until told to stop (or idle once main is
+ * gone). */
 static void *reaper_main(void *arg)
 {
     (void)arg;
@@ -762,8 +848,9 @@ static void run_inline(void)
     sp_reg_broadcast();
 }
 
-/* Lock held on entry and exit. The reaper's work, until told to stop (or,
- * inline_mode, until there is none). */
+/* Lock held on entry and exit. The reaper's work: the streams' work, ready
+ * actions, deferred calls, then batches of releases; until told to stop (or
+ * idle once main is gone; inline_mode: until there is no work). */
 static void reaper_loop(int inline_mode)
 {
     unsigned rt_gen = R.rt_gen;
@@ -777,14 +864,7 @@ static void reaper_loop(int inline_mode)
         }
         if (R.abandoned)
             break;
-        if (R.rt_gen != rt_gen) {
-            /* A runtime loaded again: this thread's capture mode there is
-             * its default one. */
-            rt_gen = R.rt_gen;
-            sp_reg_unlock();
-            sp_relaxed_enter();
-            sp_reg_lock();
-        }
+        follow_runtime(&rt_gen);
         if (streams_work()) {
             sp_reg_unlock();
             sp_streams_service();
@@ -795,19 +875,7 @@ static void reaper_loop(int inline_mode)
             continue;
         }
         if (R.calls) {
-            sp_action *calls = R.calls;
-            R.calls = NULL;
-            R.calls_running = 1;
-            sp_reg_unlock();
-            while (calls) {
-                sp_action *next = calls->next;
-                run_action(calls);
-                sp_mem_free(calls);
-                calls = next;
-            }
-            sp_reg_lock();
-            R.calls_running = 0;
-            sp_reg_broadcast();
+            run_calls();
             continue;
         }
         if (!R.q_head) {
@@ -815,37 +883,8 @@ static void reaper_loop(int inline_mode)
                 break;
             continue;
         }
-        sp_range *batch = R.q_head;
-        R.q_head = R.q_tail = NULL;
-        for (sp_range *r = batch; r; r = r->release) {
-            r->queued = 0;
-            r->in_batch = 1;
-        }
-        uint64_t mark_seq = R.submit_seq;
-        wait_prior_work();
-        if (R.abandoned)
-            break; /* exit gave up on it: no call into a runtime torn down */
-        SP_COUNT(marker_batches);
-        sp_range *r = batch;
-        while (r) {
-            sp_range *next = r->release;
-            /* in_batch stays set through the revive grace (which waits with
-             * the lock released): a range revived and released again
-             * meanwhile is left to the re-enqueue below. Cleared first, a
-             * second sp_reaper_release queued it too and the enqueue below
-             * linked it to itself (the model's seed 9; revive_rerelease). */
-            if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
-                r->in_batch = 0; /* revived */
-            } else if (r->rel_seq > mark_seq) {
-                r->in_batch = 0;
-                if (!r->queued)
-                    enqueue(r); /* unregistered again after the markers: new round */
-            } else {
-                r->in_batch = 0;
-                complete_release(r);
-            }
-            r = next;
-        }
+        if (release_batch())
+            break;
     }
 }
 
