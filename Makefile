@@ -92,6 +92,7 @@ REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
 ALLOC_SRC  := $(wildcard tests/allocators/*.c)
 ALLOC_BIN  := $(patsubst tests/allocators/%.c,$(B)/tests/allocators/%,$(ALLOC_SRC))
+BADIN_BIN  := $(B)/tests/badinput/badinput
 UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
@@ -108,7 +109,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -176,6 +177,10 @@ $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/badinput/%: tests/badinput/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/allocators/%: tests/allocators/%.c
 	@mkdir -p $(dir $@)
