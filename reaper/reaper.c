@@ -971,8 +971,25 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
     sp_reg_unlock();
 }
 
+/* In a forked child: what the program gave up before the fork is gone for
+ * the child too. The parent defers its unmaps and frees until device work
+ * is done; the child has no such work (its registry starts empty), so it
+ * makes them now, rather than keep pages the program unmapped (a mapping
+ * of the child's own there would fail) and blocks it freed. Only when the
+ * copy is consistent (no thread held the lock at fork); actions the
+ * parent's reaper was running are left alone (never twice). */
+static void fork_child_run_actions(void)
+{
+    if (!sp_reg_forked_consistent())
+        return;
+    for (sp_action *a = R.actions; a; a = a->next)
+        if (!a->running && a->kind != SP_ACT_HIPFREE)
+            run_action(a);
+}
+
 void sp_reaper_fork_child(void)
 {
+    fork_child_run_actions();
     memset(&R, 0, sizeof(R));
     sp_streams_fork_child();
 }

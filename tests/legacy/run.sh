@@ -62,6 +62,8 @@ bad_mem_args          legacy:clean,current:clean                   freed-while-r
 noreplace_after_munmap legacy:clean,current:clean                  freed-while-registered
 stale_shmdt           legacy:fault,current:fault                   freed-while-registered
 neighbour_free        legacy:clean,current:clean                   -
+tail_unmap            legacy:clean,current:clean                   freed-while-registered
+fork_after_unmap      legacy:clean,current:clean                   freed-while-registered
 cancel_in_wait        legacy:clean,current:clean                   -
 main_pthread_exit     legacy:silent-leak,current:silent-leak       leak-at-exit
 '
