@@ -234,10 +234,42 @@ static int real_unmap(uintptr_t a, size_t len)
     return (int)syscall(SYS_munmap, (void *)a, len);
 }
 
+/* The deferred unmaps, as a forked child must see them: a copy of the
+ * pending, not running MUNMAP actions, rewritten under the lock whenever
+ * they change, between two increments of seq (odd: being rewritten). The
+ * child reads it without the lock, which another thread may have held at
+ * fork time (see sp_reaper_fork_child). */
+#define SP_FORK_UNMAPS 64
+static struct {
+    unsigned seq;
+    unsigned n;
+    struct {
+        uintptr_t addr;
+        size_t len;
+    } e[SP_FORK_UNMAPS];
+} fork_unmaps;
+
+static void publish_unmaps(void)
+{
+    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    unsigned n = 0;
+    for (const sp_action *a = R.actions; a && n < SP_FORK_UNMAPS; a = a->next)
+        if (a->kind == SP_ACT_MUNMAP && a->len && !a->running) {
+            fork_unmaps.e[n].addr = a->addr;
+            fork_unmaps.e[n].len = a->len;
+            n++;
+        }
+    fork_unmaps.n = n;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELAXED);
+}
+
 static void push_action(sp_action *a)
 {
     a->next = R.actions;
     R.actions = a;
+    publish_unmaps();
 }
 
 void sp_reaper_claim(sp_range *r)
@@ -412,6 +444,7 @@ static void unlink_action(sp_action *a)
         pp = &(*pp)->next;
     if (*pp)
         *pp = a->next;
+    publish_unmaps();
 }
 
 void sp_reaper_unmap_now(uintptr_t addr, size_t len)
@@ -457,6 +490,7 @@ restart:
             goto restart;
         }
     }
+    publish_unmaps();
 }
 
 int sp_reaper_defer_call(sp_act_kind kind, void *addr)
@@ -530,6 +564,7 @@ static void drop_actions(const sp_range *r)
             pp = &a->next;
         }
     }
+    publish_unmaps();
 }
 
 static int any_ready(void)
@@ -553,6 +588,7 @@ static void run_ready_actions(void)
             }
         if (n == 0)
             return;
+        publish_unmaps();
         sp_reg_unlock();
         for (int i = 0; i < n; i++)
             run_action(ready[i]);
@@ -971,25 +1007,26 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
     sp_reg_unlock();
 }
 
-/* In a forked child: what the program gave up before the fork is gone for
- * the child too. The parent defers its unmaps and frees until device work
- * is done; the child has no such work (its registry starts empty), so it
- * makes them now, rather than keep pages the program unmapped (a mapping
- * of the child's own there would fail) and blocks it freed. Only when the
- * copy is consistent (no thread held the lock at fork); actions the
- * parent's reaper was running are left alone (never twice). */
-static void fork_child_run_actions(void)
+/* In a forked child: what the program unmapped before the fork is gone for
+ * the child too. The parent defers those unmaps until device work is done;
+ * the child has no such work (its registry starts empty), so it makes them
+ * now, rather than keep pages the program unmapped (a mapping of the
+ * child's own there would fail). Read from the published copy, unless
+ * another thread was rewriting it at fork time; unmaps the parent's reaper
+ * was running are not in it. (Deferred frees are left: a block leaked in
+ * the child is harmless, one freed twice is not.) */
+static void fork_child_unmaps(void)
 {
-    if (!sp_reg_forked_consistent())
+    if (__atomic_load_n(&fork_unmaps.seq, __ATOMIC_RELAXED) & 1)
         return;
-    for (sp_action *a = R.actions; a; a = a->next)
-        if (!a->running && a->kind != SP_ACT_HIPFREE)
-            run_action(a);
+    for (unsigned i = 0; i < fork_unmaps.n && i < SP_FORK_UNMAPS; i++)
+        real_unmap(fork_unmaps.e[i].addr, fork_unmaps.e[i].len);
+    fork_unmaps.n = 0;
 }
 
 void sp_reaper_fork_child(void)
 {
-    fork_child_run_actions();
+    fork_child_unmaps();
     memset(&R, 0, sizeof(R));
     sp_streams_fork_child();
 }

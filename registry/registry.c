@@ -731,16 +731,8 @@ void sp_reg_reset(void)
  * (unlocked) mutex and condvar (G9). Whatever another thread was doing to
  * the registry at fork time is abandoned, not freed: its nodes leak in the
  * child, which is safe whatever state they were in. */
-static int g_fork_consistent;
-
-int sp_reg_forked_consistent(void) { return g_fork_consistent; }
-
 void sp_reg_fork_child(void)
 {
-    /* The mutex as fork found it: free means no thread was changing what
-     * it guards, so the child may read the structures it guards (the
-     * reaper's pending actions) before forgetting them. */
-    g_fork_consistent = pthread_mutex_trylock(&g_lock) == 0;
     g_table = NULL;
     g_root = NULL;
     g_op.ops = NULL;

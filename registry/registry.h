@@ -157,9 +157,6 @@ void sp_reg_reset(void);
 /* fork, in the child (pthread_atfork): an empty registry and a fresh lock.
  * Nothing is locked around fork (see registry.c). */
 void sp_reg_fork_child(void);
-/* In the child, after sp_reg_fork_child: 1 if no thread held the lock at
- * fork time (what the lock guards was consistent in the copy). */
-int sp_reg_forked_consistent(void);
 
 #ifdef __cplusplus
 }
