@@ -251,8 +251,7 @@ static struct {
 
 static void publish_unmaps(void)
 {
-    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_SEQ_CST); /* odd first */
     unsigned n = 0;
     for (const sp_action *a = R.actions; a && n < SP_FORK_UNMAPS; a = a->next)
         if (a->kind == SP_ACT_MUNMAP && a->len && !a->running) {
@@ -261,8 +260,7 @@ static void publish_unmaps(void)
             n++;
         }
     fork_unmaps.n = n;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELEASE); /* even after */
 }
 
 static void push_action(sp_action *a)
@@ -1017,7 +1015,7 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
  * the child is harmless, one freed twice is not.) */
 static void fork_child_unmaps(void)
 {
-    if (__atomic_load_n(&fork_unmaps.seq, __ATOMIC_RELAXED) & 1)
+    if (__atomic_load_n(&fork_unmaps.seq, __ATOMIC_ACQUIRE) & 1)
         return;
     for (unsigned i = 0; i < fork_unmaps.n && i < SP_FORK_UNMAPS; i++)
         real_unmap(fork_unmaps.e[i].addr, fork_unmaps.e[i].len);
