@@ -182,10 +182,10 @@ static bool wait_for_op_locked(struct sh_stream *s)
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
-    while (!s->head && !s->destroyed && !sh_torn_down)
+    while (!s->head && !s->destroyed && !sh_is_torn_down())
         if (pthread_cond_timedwait(&sh_dev_cond, &sh_dev_lock, &deadline) != 0 && !s->head)
             return false;
-    return s->head && !sh_torn_down;
+    return s->head && !sh_is_torn_down();
 }
 
 static void *worker_main(void *arg)
@@ -198,9 +198,9 @@ static void *worker_main(void *arg)
         if (!wait_for_op_locked(s))
             break;
         struct sh_op *op = s->head;
-        while (!deps_done(op) && !sh_torn_down)
+        while (!deps_done(op) && !sh_is_torn_down())
             pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
-        if (sh_torn_down)
+        if (sh_is_torn_down())
             break; /* the runtime is gone: queued work never runs */
         a.w->in_hostfn = op->w.kind == W_HOSTFN || op->w.kind == W_CALLBACK;
         pthread_mutex_unlock(&sh_dev_lock);
@@ -333,7 +333,7 @@ hipError_t sh_enqueue_locked(struct sh_stream *s, const struct sh_work *w,
 {
     if (seq)
         *seq = 0;
-    if (sh_torn_down)
+    if (sh_is_torn_down())
         return hipErrorDeinitialized;
     if (s->capture)
         return sh_capture_add_locked(s->capture, w);

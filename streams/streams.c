@@ -107,10 +107,10 @@ static void flush_dead(void)
 {
     if (sp_tls_in_hostfn || !__atomic_load_n(&S.dead, __ATOMIC_RELAXED))
         return;
-    sp_reg_lock();
+    sp_lock();
     shared_ev *d = S.dead;
     __atomic_store_n(&S.dead, NULL, __ATOMIC_RELAXED);
-    sp_reg_unlock();
+    sp_unlock();
     while (d) {
         shared_ev *next = d->next;
         if (d->ev && sp_real.hipEventDestroy)
@@ -154,9 +154,9 @@ void sp_streams_init_devices(void)
     int n = 0;
     if (!sp_real.hipGetDeviceCount || sp_real.hipGetDeviceCount(&n) != hipSuccess || n < 1)
         n = 1;
-    sp_reg_lock();
+    sp_lock();
     S.ndev = n;
-    sp_reg_unlock();
+    sp_unlock();
 }
 
 int sp_streams_add(hipStream_t s, unsigned flags, int device)
@@ -202,7 +202,7 @@ static void drop_entry(stream_ent **pp)
         S.n_retiring--;
     unref(e->pre);
     sp_mem_free(e);
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 /* Lock held, then released and taken again: query the orphans and drop the
@@ -221,13 +221,13 @@ static void prune_orphans(void)
         v[i++] = o;
     }
     n = i;
-    sp_reg_unlock();
+    sp_unlock();
     hipStreamCaptureMode old = sp_relaxed_enter();
     for (i = 0; i < n; i++)
         if (sp_real.hipEventQuery && sp_real.hipEventQuery(v[i]->ev) == hipSuccess)
             __atomic_store_n(&v[i]->done, 1, __ATOMIC_RELAXED);
     sp_relaxed_leave(old);
-    sp_reg_lock();
+    sp_lock();
     for (shared_ev **pp = &S.orphans; *pp;) {
         shared_ev *o = *pp;
         if (__atomic_load_n(&o->done, __ATOMIC_RELAXED)) {
@@ -249,10 +249,10 @@ int sp_streams_destroy(hipStream_t s)
 {
     if (!s || is_per_thread(s))
         return 0;
-    sp_reg_lock();
+    sp_lock();
     stream_ent *e = *find_stream(s);
     if (!e) {
-        sp_reg_unlock();
+        sp_unlock();
         return 0;
     }
     if (sp_tls_in_hostfn) {
@@ -262,11 +262,11 @@ int sp_streams_destroy(hipStream_t s)
             e->retiring = 1;
             S.n_retiring++;
         }
-        sp_reg_unlock();
+        sp_unlock();
         return handed;
     }
     int capturing = e->capturing;
-    sp_reg_unlock();
+    sp_unlock();
 
     /* The work queued so far stays covered by a tail marker (a capturing
      * stream's captured work never runs: its pre-capture event covers it). */
@@ -278,9 +278,9 @@ int sp_streams_destroy(hipStream_t s)
     }
     shared_ev *sh = new_shared(tail);
 
-    sp_reg_lock();
+    sp_lock();
     while (S.marking)
-        sp_reg_wait();
+        sp_lock_wait();
     stream_ent **pp = find_stream(s);
     if (*pp) {
         stream_ent *cur = *pp;
@@ -297,7 +297,7 @@ int sp_streams_destroy(hipStream_t s)
         S.n_orphans++;
     }
     prune_orphans();
-    sp_reg_unlock();
+    sp_unlock();
     flush_dead();
     return 0;
 }
@@ -316,14 +316,14 @@ void sp_streams_sizes(size_t *streams, size_t *orphans)
 void sp_streams_service(void)
 {
     for (;;) {
-        sp_reg_lock();
+        sp_lock();
         hipStream_t s = NULL;
         for (stream_ent *e = S.streams; e; e = e->next)
             if (e->retiring) {
                 s = e->s;
                 break;
             }
-        sp_reg_unlock();
+        sp_unlock();
         if (!s)
             break;
         sp_streams_destroy(s);
@@ -370,9 +370,9 @@ static void set_capturing(stream_ent *e, int capturing, shared_ev **pre)
 
 hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
 {
-    sp_reg_lock();
+    sp_lock();
     while (S.marking)
-        sp_reg_wait();
+        sp_lock_wait();
     stream_ent **pp = find_stream(s);
     stream_ent *e = *pp;
     if (!e) {
@@ -389,13 +389,13 @@ hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
         }
     }
     if (!e) {
-        sp_reg_unlock();
+        sp_unlock();
         return sp_real.hipStreamBeginCapture(s, mode);
     }
     int already = e->capturing;
     e->begin_pending++;
     S.n_unsettled++;
-    sp_reg_unlock();
+    sp_unlock();
 
     /* The work enqueued before the capture still runs: an event covers it. */
     shared_ev *pre = NULL;
@@ -409,7 +409,7 @@ hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     if (capturing < 0)
         capturing = already;
 
-    sp_reg_lock();
+    sp_lock();
     pp = find_stream(s);
     e = *pp;
     if (e) {
@@ -420,8 +420,8 @@ hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     }
     S.n_unsettled--;
     unref(pre);
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     flush_dead();
     return r;
 }
@@ -432,7 +432,7 @@ hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph)
     int capturing = runtime_capturing(s);
     if (capturing < 0) /* ended, or invalidated and ended */
         capturing = !(r == hipSuccess || r == hipErrorStreamCaptureInvalidated);
-    sp_reg_lock();
+    sp_lock();
     stream_ent **pp = find_stream(s);
     stream_ent *e = *pp;
     if (e) {
@@ -440,9 +440,9 @@ hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph)
         set_capturing(e, capturing, &none);
         if (e->foreign && !e->capturing && !e->begin_pending)
             drop_entry(pp);
-        sp_reg_broadcast();
+        sp_lock_broadcast();
     }
-    sp_reg_unlock();
+    sp_unlock();
     flush_dead();
     return r;
 }
@@ -459,7 +459,7 @@ void sp_marks_wait_captures(int *stop)
                     S.n_capturing);
             reported = 1;
         }
-        sp_reg_wait();
+        sp_lock_wait();
     }
 }
 
@@ -494,7 +494,7 @@ static sp_marks *marks_alloc(size_t cap)
 sp_marks *sp_marks_take(void)
 {
     while (S.n_unsettled > 0)
-        sp_reg_wait();
+        sp_lock_wait();
     int ndev = S.ndev > 0 ? S.ndev : 1;
     size_t cap = (size_t)ndev + S.n_orphans;
     for (stream_ent *e = S.streams; e; e = e->next)
@@ -572,10 +572,10 @@ int sp_marks_record(sp_marks *m)
     if (saved >= 0 && cur != saved)
         sp_real.hipSetDevice(saved);
     sp_relaxed_leave(old);
-    sp_reg_lock();
+    sp_lock();
     S.marking--;
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     return refused ? -1 : 0;
 }
 
@@ -628,7 +628,7 @@ void sp_marks_put(sp_marks *m)
     for (int i = 0; i < m->n; i++)
         if (m->m[i].kind != MK_SHARED && m->m[i].ev)
             sp_real.hipEventDestroy(m->m[i].ev);
-    sp_reg_lock();
+    sp_lock();
     for (int i = 0; i < m->n; i++) {
         shared_ev *sh = m->m[i].sh;
         if (!sh)
@@ -646,7 +646,7 @@ void sp_marks_put(sp_marks *m)
         }
         unref(sh);
     }
-    sp_reg_unlock();
+    sp_unlock();
     if (m->reserve)
         tls_reserve_used = 0;
     else
