@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/badinput/run.sh - bad input at every entry point (issue 12, item 6).
-# TAP lines. Each case of badinput.c runs without and with safepin, in both
-# personalities (SIMHIP_DEVICES=2, so that another device's streams exist).
+# TAP lines. Each case of badinput.c runs without and with safepin, in all three
+# personalities, current, legacy and rocm7 (SIMHIP_DEVICES=2, so that
+# another device's streams exist).
 #
 # With safepin, always: exit 0 (never a crash, an abort or a hang), the
 # registration next to the bad call intact (it unregisters once after it),
@@ -35,6 +36,7 @@ unregister_interior     713               unregister-interior
 unregister_twice        713               double-unregister
 hipfree_host_pointer    1                 hipfree-host-pointer
 '
+PERSONALITIES=${PERSONALITIES:-current legacy rocm7}
 N=0 F=0 NDOC=0 NPASS=0
 ok() { N=$((N + 1)); echo "ok - $1"; }
 no() { N=$((N + 1)); F=$((F + 1)); echo "not ok - $1: $2"; }
@@ -45,7 +47,7 @@ run() { # log preload pers case
 cases=$("$BIN" list) || { no "badinput list" "cannot list the cases"; echo "1..$N"; exit 1; }
 for c in $cases; do
     doc=$(awk -v c="$c" '$1 == c { print $2 " " $3 }' <<<"$DOCUMENTED")
-    for pers in current legacy; do
+    for pers in $PERSONALITIES; do
         log=$LOGDIR/$c.$pers
         run "$log.bare" "" "$pers" "$c"; bare_rc=$RC
         run "$log.sp" "$LIB" "$pers" "$c"; sp_rc=$RC
@@ -71,6 +73,6 @@ for c in $cases; do
         fi
     done
 done
-echo "# badinput: $N runs ($(wc -w <<<"$cases") cases x 2 personalities): $NDOC with safepin's documented answer and diagnostic, $NPASS with the runtime's or kernel's answer unchanged; $F failed"
+echo "# badinput: $N runs ($(wc -w <<<"$cases") cases x $(wc -w <<<"$PERSONALITIES") personalities): $NDOC with safepin's documented answer and diagnostic, $NPASS with the runtime's or kernel's answer unchanged; $F failed"
 echo "1..$N"
 [ "$F" -eq 0 ]
