@@ -96,6 +96,7 @@ REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
 ALLOC_SRC  := $(wildcard tests/allocators/*.c)
 ALLOC_BIN  := $(patsubst tests/allocators/%.c,$(B)/tests/allocators/%,$(ALLOC_SRC))
+BADIN_BIN  := $(B)/tests/badinput/badinput
 UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
@@ -114,7 +115,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -199,6 +200,10 @@ $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
+$(B)/tests/badinput/%: tests/badinput/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
 $(B)/tests/allocators/%: tests/allocators/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
@@ -211,6 +216,13 @@ $(B)/tests/reach/%: tests/reach/%.c
 $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
+
+# The soak (make soak): safepin's logic called directly, to read its tables.
+SOAK_BIN := $(B)/tests/soak/soak
+$(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
 $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
@@ -292,6 +304,14 @@ $(FUZZ_OPT_BIN): tests/fuzz/options_fuzz.c diag/options.c diag/options.h diag/op
 	$(call say,CC,$@)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined $(INC_diag) \
 	  tests/fuzz/options_fuzz.c diag/options.c -o $@
+
+# make soak CYCLES=N   N register/unregister/free cycles (default 1000000),
+# 8 threads, 4 streams: RSS, descriptors, table sizes and counters.
+CYCLES ?= 1000000
+.PHONY: soak
+soak: deps
+	$(MAKE) -j2 $(SOAK_BIN)
+	SAFEPIN_OPTIONS=log=error:backtrace=0 nice $(SOAK_BIN) $(CYCLES)
 
 .PHONY: fuzz fuzz-options gpu-test gpu-bench gpu-build
 fuzz: deps

@@ -199,10 +199,13 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
         return e;
     if (r)
         return register_range(r, p, size, flags, tok);
+    /* A registration safepin cannot track would have none of its guarantees
+     * (a later free would leave it stale): refused, with the answer the
+     * runtime gives when it runs out of memory. */
     sp_log(SP_LOG_ERROR, "runtime-error",
-           "out of memory in the registry: %p (%zu bytes) registered without safepin's guarantees",
-           p, size);
-    return sp_real.hipHostRegister(p, size, flags);
+           "out of memory in safepin's registry: hipHostRegister(%p, %zu, 0x%x) refused with "
+           "hipErrorOutOfMemory rather than registered untracked", p, size, flags);
+    return hipErrorOutOfMemory;
 }
 
 /* ---- unregister ---------------------------------------------------------- */
@@ -284,6 +287,8 @@ hipError_t sp_host_unregister(void *p)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
+    else if (mode == SP_UNREG_ORDERED && !sp_streams_thread_captures())
+        sp_reaper_wait_backlog();
     sp_unlock();
     sp_reaper_kick();
     if (mode == SP_UNREG_ORDERED)
@@ -374,14 +379,22 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
 
 /* ---- streams and capture ------------------------------------------------- */
 
-static void track_stream(hipStream_t s, unsigned flags)
+/* A new stream joins the set that release markers cover. One safepin cannot
+ * track (out of memory) could run work on registered memory that no marker
+ * waits for: it is destroyed again and the create fails as the runtime
+ * fails when it runs out of memory. */
+static hipError_t track_stream(hipStream_t s, unsigned flags)
 {
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
     sp_lock();
-    sp_streams_add(s, flags, dev);
+    int rc = sp_streams_add(s, flags, dev);
     sp_unlock();
+    if (rc == 0)
+        return hipSuccess;
+    sp_real.hipStreamDestroy(s);
+    return hipErrorOutOfMemory;
 }
 
 hipError_t sp_stream_create(hipStream_t *s)
@@ -391,7 +404,7 @@ hipError_t sp_stream_create(hipStream_t *s)
         return hipErrorNotInitialized;
     hipError_t e = sp_real.hipStreamCreate(s);
     if (e == hipSuccess && s)
-        track_stream(*s, 0);
+        e = track_stream(*s, 0);
     return e;
 }
 
@@ -402,7 +415,7 @@ hipError_t sp_stream_create_with_flags(hipStream_t *s, unsigned int flags)
         return hipErrorNotInitialized;
     hipError_t e = sp_real.hipStreamCreateWithFlags(s, flags);
     if (e == hipSuccess && s)
-        track_stream(*s, flags);
+        e = track_stream(*s, flags);
     return e;
 }
 
@@ -413,7 +426,7 @@ hipError_t sp_stream_create_with_priority(hipStream_t *s, unsigned int flags, in
         return hipErrorNotInitialized;
     hipError_t e = sp_real.hipStreamCreateWithPriority(s, flags, priority);
     if (e == hipSuccess && s)
-        track_stream(*s, flags);
+        e = track_stream(*s, flags);
     return e;
 }
 

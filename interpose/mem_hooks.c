@@ -380,7 +380,21 @@ typedef struct claim_ctx {
     int quiet;
     int n_quiet;
     uintptr_t quiet_base[8];
+    unsigned char quiet_part[8];
+    /* munmap: a LIVE range is given up only with its base (see claim_one) */
+    int base_only;
 } claim_ctx;
+
+/* munmap of pages of a live range that leaves its base mapped: see
+ * claim_one. */
+static void say_part_unmapped(sp_range *r, claim_ctx *c)
+{
+    sp_diag(SP_FREED_WHILE_REGISTERED, r,
+            "%s(0x%lx, %zu bytes) of part of the registered range 0x%lx (%zu bytes): its base stays "
+            "mapped, so the range stays registered (and usable) until it is unregistered; the "
+            "unmapped pages are gone at once, as without safepin",
+            c->what, (unsigned long)c->addr, c->len, (unsigned long)r->base, r->size);
+}
 
 static void say_freed(sp_range *r, claim_ctx *c)
 {
@@ -405,10 +419,23 @@ static void report_live(sp_range *r, claim_ctx *c)
         }
     }
     r->t_unregister_ns = sp_now_ns();
-    if (c->quiet && c->n_quiet < (int)(sizeof(c->quiet_base) / sizeof(c->quiet_base[0])))
+    if (c->quiet && c->n_quiet < (int)sizeof(c->quiet_part)) {
+        c->quiet_part[c->n_quiet] = 0;
         c->quiet_base[c->n_quiet++] = r->base;
-    else
+    } else {
         say_freed(r, c);
+    }
+}
+
+/* Lock held. G7 for munmap: unmapping pages of a live range that leave its
+ * base mapped (a program shrinking a buffer it still uses) does not release
+ * it: without safepin the registration is whole until the program
+ * unregisters it by its base, and the head keeps working. The pages go at
+ * once, as they do without safepin. */
+static int keeps_live_range(const sp_range *r, const claim_ctx *c)
+{
+    return c->base_only && r->state == SP_RANGE_LIVE &&
+           !(r->base >= c->addr && r->base - c->addr < c->len);
 }
 
 static int claim_one(sp_range *r, void *arg)
@@ -416,6 +443,15 @@ static int claim_one(sp_range *r, void *arg)
     claim_ctx *c = arg;
     if (c->block && !frees_range(c->addr, c->len, r))
         return 0;
+    if (keeps_live_range(r, c)) {
+        if (c->quiet && c->n_quiet < (int)sizeof(c->quiet_part)) {
+            c->quiet_part[c->n_quiet] = 1;
+            c->quiet_base[c->n_quiet++] = r->base;
+        } else {
+            say_part_unmapped(r, c);
+        }
+        return 0;
+    }
     if (c->live_only) {
         c->n += r->state == SP_RANGE_LIVE;
         return 0;
@@ -433,7 +469,7 @@ static int claim_one(sp_range *r, void *arg)
  * many ranges it claimed. */
 static int claim(uintptr_t addr, size_t len, const char *what, int block)
 {
-    claim_ctx c = {what, addr, len, block, 0, 0, NULL, 0, 0, {0}};
+    claim_ctx c = {what, addr, len, block, 0, 0, NULL, 0, 0, {0}, {0}, 0};
     if (!len)
         return 0;
     sp_reaper_wait_registering(addr, len);
@@ -449,7 +485,7 @@ static int claim(uintptr_t addr, size_t len, const char *what, int block)
  * keeps safepin from unmapping its own new memory. */
 static void claim_quiet(claim_ctx *c, uintptr_t addr, size_t len, const char *what)
 {
-    *c = (claim_ctx){what, addr, len, 0, 0, 0, NULL, 1, 0, {0}};
+    *c = (claim_ctx){what, addr, len, 0, 0, 0, NULL, 1, 0, {0}, {0}, 1};
     if (!len)
         return;
     sp_reaper_wait_registering(addr, len);
@@ -462,7 +498,9 @@ static void claim_say(claim_ctx *c)
 {
     for (int i = 0; i < c->n_quiet; i++) {
         sp_range *r = sp_reg_find_containing(c->quiet_base[i]);
-        if (r && r->base == c->quiet_base[i])
+        if (r && r->base == c->quiet_base[i] && c->quiet_part[i])
+            say_part_unmapped(r, c);
+        else if (r && r->base == c->quiet_base[i])
             say_freed(r, c);
         else
             sp_diag(SP_FREED_WHILE_REGISTERED, NULL,
@@ -476,7 +514,7 @@ static void claim_say(claim_ctx *c)
 /* Lock held. How many LIVE registrations claim() would release. */
 static int live_in(uintptr_t addr, size_t len, int block)
 {
-    claim_ctx c = {NULL, addr, len, block, 1, 0, NULL, 0, 0, {0}};
+    claim_ctx c = {NULL, addr, len, block, 1, 0, NULL, 0, 0, {0}, {0}, 0};
     if (len)
         sp_reg_for_overlaps(addr, len, claim_one, &c);
     return c.n;

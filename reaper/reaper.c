@@ -58,6 +58,7 @@ static struct {
     int main_gone;    /* main ended with pthread_exit: end when idle */
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
+    int inline_running; /* no reaper thread could start: a waiter does its work */
     unsigned rt_gen;  /* bumped when the runtime was unloaded */
     void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
     pthread_t thread;
@@ -94,7 +95,7 @@ static void start_reaper(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&R.thread, NULL, reaper_main, NULL);
+    int rc = sp_test_fail(SP_TF_THREAD) ? EAGAIN : pthread_create(&R.thread, NULL, reaper_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         sp_log(SP_LOG_ERROR, "runtime-error", "cannot start the reaper thread: %s", strerror(rc));
@@ -142,6 +143,19 @@ int sp_wait_prior_work(void)
     return ok;
 }
 
+static void wait_reaper(void);
+
+void sp_reaper_wait_backlog(void)
+{
+    long max = sp_opt.max_pending;
+    if (max <= 0 || (long)R.n_releasing <= max)
+        return;
+    SP_COUNT(waits_for_release);
+    while ((long)R.n_releasing > max && R.started && !R.stop && !R.capture_blocked &&
+           !R.abandoned)
+        wait_reaper();
+}
+
 void sp_reaper_kick(void)
 {
     if (__atomic_load_n(&R.need_wake, __ATOMIC_RELAXED) &&
@@ -156,9 +170,21 @@ static void kick_locked(void)
         sp_lock_broadcast();
 }
 
+static void run_inline(void);
+
+/* Lock held. Wait for the reaper to make progress. Without a reaper thread
+ * (it could not be started: out of threads), starting it is tried again,
+ * and failing that the waiter does the reaper's work itself. */
 static void wait_reaper(void)
 {
     kick_locked();
+    if (!R.started && !R.stop && !R.abandoned) {
+        start_reaper();
+        if (!R.started && !R.inline_running) {
+            run_inline();
+            return;
+        }
+    }
     sp_lock_wait();
 }
 
@@ -222,10 +248,40 @@ static int real_unmap(uintptr_t a, size_t len)
     return (int)syscall(SYS_munmap, (void *)a, len);
 }
 
+/* The deferred unmaps, as a forked child must see them: a copy of the
+ * pending, not running MUNMAP actions, rewritten under the lock whenever
+ * they change, between two increments of seq (odd: being rewritten). The
+ * child reads it without the lock, which another thread may have held at
+ * fork time (see sp_reaper_fork_child). */
+#define SP_FORK_UNMAPS 64
+static struct {
+    unsigned seq;
+    unsigned n;
+    struct {
+        uintptr_t addr;
+        size_t len;
+    } e[SP_FORK_UNMAPS];
+} fork_unmaps;
+
+static void publish_unmaps(void)
+{
+    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_SEQ_CST); /* odd first */
+    unsigned n = 0;
+    for (const sp_action *a = R.actions; a && n < SP_FORK_UNMAPS; a = a->next)
+        if (a->kind == SP_ACT_MUNMAP && a->len && !a->running) {
+            fork_unmaps.e[n].addr = a->addr;
+            fork_unmaps.e[n].len = a->len;
+            n++;
+        }
+    fork_unmaps.n = n;
+    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELEASE); /* even after */
+}
+
 static void push_action(sp_action *a)
 {
     a->next = R.actions;
     R.actions = a;
+    publish_unmaps();
 }
 
 void sp_reaper_claim(sp_range *r)
@@ -400,6 +456,7 @@ static void unlink_action(sp_action *a)
         pp = &(*pp)->next;
     if (*pp)
         *pp = a->next;
+    publish_unmaps();
 }
 
 void sp_reaper_unmap_now(uintptr_t addr, size_t len)
@@ -445,6 +502,7 @@ restart:
             goto restart;
         }
     }
+    publish_unmaps();
 }
 
 int sp_reaper_defer_call(sp_act_kind kind, void *addr)
@@ -518,6 +576,7 @@ static void drop_actions(const sp_range *r)
             pp = &a->next;
         }
     }
+    publish_unmaps();
 }
 
 static int any_ready(void)
@@ -541,6 +600,7 @@ static void run_ready_actions(void)
             }
         if (n == 0)
             return;
+        publish_unmaps();
         sp_unlock();
         for (int i = 0; i < n; i++)
             run_action(ready[i]);
@@ -691,9 +751,11 @@ void sp_reaper_runtime_gone(void)
 
 /* Lock held. Waits for work; returns 1 when the reaper should end instead:
  * the program's main thread is gone and there is no work (start_reaper). */
-static int idle_wait(void)
+static int idle_wait(int inline_mode)
 {
     while (!R.q_head && !R.calls && !streams_work() && !any_ready() && !R.stop) {
+        if (inline_mode)
+            return 1; /* a waiter's turn ends when there is no work */
         if (R.idle_fn && !R.exiting && !sp_reaper_busy()) {
             void (*fn)(void) = R.idle_fn;
             R.idle_fn = NULL;
@@ -798,8 +860,10 @@ static int release_batch(void)
     return 0;
 }
 
-/* The reaper thread: until told to stop (or idle once main is gone), the
- * streams' work, ready actions, deferred calls, then batches of releases. */
+static void reaper_loop(int inline_mode);
+
+/* The reaper thread: reaper_loop until told to stop (or idle once main is
+ * gone). */
 static void *reaper_main(void *arg)
 {
     (void)arg;
@@ -809,11 +873,41 @@ static void *reaper_main(void *arg)
      * rather than up to the default 50 us late. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     sp_lock();
+    reaper_loop(0);
+    sp_unlock();
+    return NULL;
+}
+
+/* Lock held. No reaper thread could be started: the calling thread (one
+ * that must wait for the reaper: the exit drain, a synchronous unregister, a
+ * free waiting for its release) runs the reaper's loop itself until no work
+ * is left, in relaxed capture mode as the reaper does. */
+static void run_inline(void)
+{
+    R.inline_running = 1;
+    sp_unlock();
+    hipStreamCaptureMode old = sp_relaxed_enter();
+    sp_lock();
+    reaper_loop(1);
+    sp_unlock();
+    sp_relaxed_leave(old);
+    sp_lock();
+    R.inline_running = 0;
+    sp_lock_broadcast();
+}
+
+/* Lock held on entry and exit. The reaper's work: the streams' work, ready
+ * actions, deferred calls, then batches of releases; until told to stop (or
+ * idle once main is gone; inline_mode: until there is no work). */
+static void reaper_loop(int inline_mode)
+{
     unsigned rt_gen = R.rt_gen;
     for (;;) {
-        if (idle_wait()) {
-            R.started = 0;
-            pthread_detach(pthread_self());
+        if (idle_wait(inline_mode)) {
+            if (!inline_mode) {
+                R.started = 0;
+                pthread_detach(pthread_self());
+            }
             break;
         }
         if (R.abandoned)
@@ -840,8 +934,6 @@ static void *reaper_main(void *arg)
         if (release_batch())
             break;
     }
-    sp_unlock();
-    return NULL;
 }
 
 /* Wait for the pending work; gives up at the deadline, at once when nowait,
@@ -852,8 +944,24 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     kick_locked();
     sp_drain_end end = SP_DRAIN_DONE;
-    while ((R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running || any_ready() ||
-            streams_work()) && R.started) {
+    for (;;) {
+        int work = R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running ||
+                   any_ready() || streams_work();
+        if (!work)
+            break;
+        if (!R.started && !R.inline_running && !nowait && !R.abandoned) {
+            start_reaper();
+            if (!R.started) {
+                /* No reaper thread: the drain does its work itself. */
+                run_inline();
+                if (sp_now_ns() >= deadline) {
+                    end = SP_DRAIN_TIMEOUT;
+                    break;
+                }
+                sp_lock_timedwait_ns(sp_now_ns() + 1000000ull);
+                continue;
+            }
+        }
         if (nowait) {
             end = SP_DRAIN_HOST_FUNCTION;
             break;
@@ -862,6 +970,8 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
             end = SP_DRAIN_CAPTURE;
             break;
         }
+        if (!R.started && !R.inline_running)
+            break; /* abandoned: nothing will run it */
         if (sp_lock_timedwait_ns(deadline) == ETIMEDOUT) {
             end = SP_DRAIN_TIMEOUT;
             break;
@@ -895,8 +1005,40 @@ size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why)
     return left;
 }
 
+void sp_reaper_table_sizes(sp_table_sizes *t)
+{
+    sp_lock();
+    t->ranges = sp_reg_count();
+    t->releasing = R.n_releasing;
+    t->actions = 0;
+    for (sp_action *a = R.actions; a; a = a->next)
+        t->actions++;
+    for (sp_action *a = R.calls; a; a = a->next)
+        t->actions++;
+    sp_streams_sizes(&t->streams, &t->orphans);
+    sp_unlock();
+}
+
+/* In a forked child: what the program unmapped before the fork is gone for
+ * the child too. The parent defers those unmaps until device work is done;
+ * the child has no such work (its registry starts empty), so it makes them
+ * now, rather than keep pages the program unmapped (a mapping of the
+ * child's own there would fail). Read from the published copy, unless
+ * another thread was rewriting it at fork time; unmaps the parent's reaper
+ * was running are not in it. (Deferred frees are left: a block leaked in
+ * the child is harmless, one freed twice is not.) */
+static void fork_child_unmaps(void)
+{
+    if (__atomic_load_n(&fork_unmaps.seq, __ATOMIC_ACQUIRE) & 1)
+        return;
+    for (unsigned i = 0; i < fork_unmaps.n && i < SP_FORK_UNMAPS; i++)
+        real_unmap(fork_unmaps.e[i].addr, fork_unmaps.e[i].len);
+    fork_unmaps.n = 0;
+}
+
 void sp_reaper_fork_child(void)
 {
+    fork_child_unmaps();
     memset(&R, 0, sizeof(R));
     sp_streams_fork_child();
 }

@@ -147,6 +147,23 @@ void sp_reaper_when_idle(void (*fn)(void));
  * reaper sets its capture mode again in the next runtime. Lock held. */
 void sp_reaper_runtime_gone(void);
 
+/* Backpressure: while more than max_pending releases are pending, wait for
+ * the reaper (not while a capture holds the releases back, nor without a
+ * reaper). Lock held; the caller may wait (not in a host function, not
+ * during its own capture). */
+void sp_reaper_wait_backlog(void);
+
+/* safepin's table sizes (tests/soak checks that they stay flat). Takes the
+ * lock. */
+typedef struct sp_table_sizes {
+    size_t ranges;     /* registry: live + releasing */
+    size_t releasing;  /* releases not completed */
+    size_t actions;    /* deferred frees, unmaps, calls */
+    size_t streams;    /* streams tracked */
+    size_t orphans;    /* tail markers of destroyed streams */
+} sp_table_sizes;
+void sp_reaper_table_sizes(sp_table_sizes *t);
+
 /* Fork handlers (after the registry's): the child forgets the reaper and the
  * streams; a new reaper starts on first use. */
 void sp_reaper_fork_child(void);

@@ -56,6 +56,7 @@ typedef struct mark {
 } mark;
 
 struct sp_marks {
+    int reserve;             /* the thread's reserve set (not allocated) */
     int n;
     int ndev;
     int saw_capture;
@@ -162,7 +163,9 @@ int sp_streams_add(hipStream_t s, unsigned flags, int device)
 {
     stream_ent *e = sp_mem_calloc(1, sizeof(*e));
     if (!e) {
-        sp_log(SP_LOG_ERROR, "runtime-error", "out of memory: stream %p not tracked", (void *)s);
+        sp_log(SP_LOG_ERROR, "runtime-error",
+               "out of memory: stream %p cannot be tracked; its create fails with "
+               "hipErrorOutOfMemory", (void *)s);
         return -1;
     }
     e->s = s;
@@ -300,6 +303,15 @@ int sp_streams_destroy(hipStream_t s)
 }
 
 int sp_streams_has_work(void) { return S.n_retiring > 0 || S.dead != NULL; }
+
+void sp_streams_sizes(size_t *streams, size_t *orphans)
+{
+    size_t n = 0;
+    for (stream_ent *e = S.streams; e; e = e->next)
+        n++;
+    *streams = n;
+    *orphans = S.n_orphans;
+}
 
 void sp_streams_service(void)
 {
@@ -453,6 +465,32 @@ void sp_marks_wait_captures(int *stop)
 
 /* ---- marker sets ----------------------------------------------------------- */
 
+/* A marker set for when safepin's own allocation fails: one per thread (a
+ * thread holds at most one set at a time), for up to SP_MARKS_RESERVE
+ * streams. Without it, out of memory would mean a release, or an ordered
+ * unregister's visibility, with nothing to wait on. */
+#define SP_MARKS_RESERVE 64
+static __thread union {
+    sp_marks m;
+    unsigned char bytes[sizeof(sp_marks) + SP_MARKS_RESERVE * sizeof(mark)];
+} tls_reserve;
+static __thread int tls_reserve_used;
+
+static sp_marks *marks_alloc(size_t cap)
+{
+    sp_marks *m = sp_mem_alloc(sizeof(*m) + cap * sizeof(mark));
+    if (m) {
+        m->reserve = 0;
+        return m;
+    }
+    if (cap > SP_MARKS_RESERVE || tls_reserve_used)
+        return NULL;
+    tls_reserve_used = 1;
+    m = &tls_reserve.m;
+    m->reserve = 1;
+    return m;
+}
+
 sp_marks *sp_marks_take(void)
 {
     while (S.n_unsettled > 0)
@@ -461,7 +499,7 @@ sp_marks *sp_marks_take(void)
     size_t cap = (size_t)ndev + S.n_orphans;
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
-    sp_marks *m = sp_mem_alloc(sizeof(*m) + cap * sizeof(mark));
+    sp_marks *m = marks_alloc(cap);
     if (!m)
         return NULL;
     m->n = 0;
@@ -609,7 +647,10 @@ void sp_marks_put(sp_marks *m)
         unref(sh);
     }
     sp_unlock();
-    sp_mem_free(m);
+    if (m->reserve)
+        tls_reserve_used = 0;
+    else
+        sp_mem_free(m);
     flush_dead();
 }
 

@@ -72,6 +72,9 @@ int sp_streams_thread_captures(void);
  * that work. Lock NOT held. */
 int sp_streams_has_work(void);
 void sp_streams_service(void);
+/* Table sizes, for the soak's growth check: streams tracked, tail markers of
+ * destroyed streams still held. Lock held. */
+void sp_streams_sizes(size_t *streams, size_t *orphans);
 /* Fork child: forget every stream and event. */
 void sp_streams_fork_child(void);
 

@@ -35,7 +35,7 @@ static void mem_order(void) {}
 static bool mem_should_fail(size_t n)
 {
     sp_mem_fail_fn fn = atomic_load_explicit(&g_mem_fail, memory_order_acquire);
-    return fn != NULL && fn(n) != 0;
+    return (fn != NULL && fn(n) != 0) || sp_test_fail(SP_TF_ALLOC);
 }
 
 /* Like malloc, but never through safepin's hooks. NULL on failure. */

@@ -25,6 +25,11 @@ void sp_mem_free(void *p);
 typedef int (*sp_mem_fail_fn)(size_t n);
 void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
 
+/* Testing only: faults injected by SAFEPIN_TEST_FAIL (testfail.c). 1 when
+ * this attempt must fail. */
+typedef enum sp_test_fail_what { SP_TF_ALLOC, SP_TF_THREAD, SP_TF_COUNT } sp_test_fail_what;
+int sp_test_fail(sp_test_fail_what w);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t sp_now_ns(void);
 

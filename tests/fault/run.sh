@@ -114,5 +114,57 @@ for pers in current legacy; do
     if [ -z "$why" ]; then ok "fault SIMHIP_FAIL=unregister:1+ $pers: kept registered and alive, reported as a leak"
     else no "fault SIMHIP_FAIL=unregister:1+ $pers: kept registered and alive, reported as a leak" "$why"; fi
 done
+# Faults inside safepin (SAFEPIN_TEST_FAIL, util/testfail.c): its own
+# allocations failing, the reaper thread failing to start. Same workload,
+# same every-row checks (exit 0, OK, bytes ok, no fault, abort or hang), and:
+#   want:   lines the program must print ("_" a space, "|" between lines)
+#   diag:   the safepin line that must appear (a regex, "_" a space)
+#   also:   a summary regex that must appear too ("-": none)
+# alloc:1+  nothing can be tracked: the stream create and the register
+#           are refused with hipErrorOutOfMemory (2) rather than run
+#           untracked (an untracked stream or range would lose G1/G7);
+#           the careful program goes on without them
+# alloc:0.P any outcome (the draws are fixed: the rates vary what fails),
+#           never a crash, hang or lost byte
+# thread:1+ no reaper thread ever: the pending release is run by its
+#           waiters (a sync unregister, the exit drain) instead: released,
+#           no leak, no release-timeout, the ordered read still visible
+SROWS='
+alloc:1+   backtrace=0                    hipStreamCreate_2|hipHostRegister_2        runtime-error:_out_of_memory           -
+alloc:0.1  backtrace=8                    -                                          -                                       -
+alloc:0.3  backtrace=8                    -                                          -                                       -
+alloc:0.6  backtrace=8                    -                                          -                                       -
+alloc:0.3  backtrace=0:unregister=sync    -                                          -                                       -
+thread:1   backtrace=0                    hipHostUnregister_0|visible                runtime-error:_cannot_start_the_reaper  1_releases_completed.*0_leaks
+thread:1+  backtrace=0                    hipHostUnregister_0|visible                runtime-error:_cannot_start_the_reaper  1_releases_completed.*0_leaks
+thread:1+  backtrace=0:unregister=sync    hipHostUnregister_0|visible                runtime-error:_cannot_start_the_reaper  1_releases_completed.*0_leaks
+thread:1+  backtrace=0:unregister=async   hipHostUnregister_0                        runtime-error:_cannot_start_the_reaper  1_releases_completed.*0_leaks
+'
+while read -r tf opts want diag also; do
+    [ -z "$tf" ] && continue
+    for pers in current legacy; do
+        name="SAFEPIN_TEST_FAIL=$tf $opts $pers"
+        log=$LOGDIR/safepin-$(echo "$tf-$opts-$pers" | tr ':,+=' '__p_').log
+        { timeout -k 5 30 env SAFEPIN_TEST_FAIL="$tf" SIMHIP_PERSONALITY="$pers" \
+            LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB SAFEPIN_OPTIONS="$opts" \
+            "$BIN" >"$log" 2>&1; RC=$?; } 2>/dev/null
+        why=
+        if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then why="hang"
+        elif grep -qE "$BAD" "$log"; then why=$(grep -m1 -E "$BAD" "$log")
+        elif [ "$RC" -ne 0 ] || ! grep -qx OK "$log"; then why="exit $RC: $(tail -n1 "$log")"
+        elif ! grep -qx 'bytes ok' "$log"; then why="no 'bytes ok'"
+        elif grep -q 'safepin: release-timeout' "$log"; then why="release-timeout"
+        fi
+        if [ -z "$why" ] && [ "$want" != - ]; then
+            IFS='|' read -ra lines <<<"$want"
+            for l in "${lines[@]}"; do l=${l//_/ }; grep -qx "$l" "$log" || why="no line '$l'"; done
+        fi
+        [ -z "$why" ] && [ "$diag" != - ] && ! grep -qE "safepin: ${diag//_/ }" "$log" &&
+            why="no '${diag//_/ }' line"
+        [ -z "$why" ] && [ "$also" != - ] && ! grep -qE "safepin: summary: .*${also//_/ }" "$log" &&
+            why="summary lacks '${also//_/ }'"
+        if [ -z "$why" ]; then ok "fault $name"; else no "fault $name" "$why"; fi
+    done
+done <<<"$SROWS"
 echo "# fault: $N runs, $F failed"
 [ "$F" -eq 0 ]

@@ -65,6 +65,8 @@ bad_mem_args           legacy:clean,current:clean,rocm7:clean                   
 noreplace_after_munmap legacy:clean,current:clean,rocm7:refused                             freed-while-registered
 stale_shmdt            legacy:fault,current:fault,rocm7:refused                             freed-while-registered
 neighbour_free         legacy:clean,current:clean,rocm7:clean                               -
+tail_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered
+fork_after_unmap       legacy:clean,current:clean,rocm7:clean                               freed-while-registered
 cancel_in_wait         legacy:clean,current:clean,rocm7:clean                               -
 main_pthread_exit      legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit
 hipfree_in_callback    legacy:deadlock,current:deadlock,rocm7:deadlock                      -

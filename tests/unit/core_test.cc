@@ -3,6 +3,7 @@
 // which safepin makes its real calls.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -395,6 +396,48 @@ TEST_F(Core, SyncUnregisterWaitsForItsRelease)
     EXPECT_EQ(g_real_unregister.load(), 1);
     EXPECT_FALSE(runtime_has(buf));
     free(buf);
+}
+
+// The soak found it: when the device releases slower than the program
+// unregisters, the pending releases (and the deferred frees behind them)
+// grew without bound, and every deferred action got slower as the backlog
+// grew. With max_pending, an ordered unregister waits for the backlog.
+std::atomic<int> g_slow_unregister_ms{0};
+hipError_t wrap_slow_unregister(void *p)
+{
+    std::this_thread::sleep_for(std::chrono::milliseconds(g_slow_unregister_ms.load()));
+    return wrap_unregister(p);
+}
+
+TEST_F(Core, OrderedUnregisterBoundsThePendingReleases)
+{
+    for (long bound : {0L, 4L}) {
+        set_mode(SP_UNREG_ORDERED);
+        set_opt(&sp_opt.max_pending, bound);
+        g_slow_unregister_ms = 5;
+        sp_real.hipHostUnregister = wrap_slow_unregister;
+        const int n = 40;
+        std::vector<int *> bufs;
+        size_t most = 0;
+        for (int i = 0; i < n; i++) {
+            int *b = static_cast<int *>(aligned_alloc(4096, 4096));
+            ASSERT_EQ(sp_host_register(b, 4096, 0), hipSuccess);
+            ASSERT_EQ(sp_host_unregister(b), hipSuccess);
+            sp_table_sizes t;
+            sp_reaper_table_sizes(&t);
+            most = std::max(most, t.releasing);
+            bufs.push_back(b);
+        }
+        ASSERT_EQ(sp_reaper_drain(5000), 0u);
+        sp_real.hipHostUnregister = wrap_unregister;
+        for (int *b : bufs)
+            free(b);
+        if (bound == 0)
+            EXPECT_GT(most, 20u) << "unbounded: the backlog should have grown (5 ms releases)";
+        else
+            EXPECT_LE(most, (size_t)bound + 1) << "max_pending=" << bound;
+    }
+    set_opt(&sp_opt.max_pending, 256);
 }
 
 TEST_F(Core, AttributesOfAPendingReleaseAnswerAsNeverRegistered)

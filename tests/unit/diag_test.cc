@@ -36,8 +36,9 @@ TEST(DiagCounts, EveryPrintedRuntimeErrorIsCountedOnce)
     sp_mem_set_fail_hook(FailRangeOnly);
     hipError_t e = sp_host_register(buf, 4096, 0);
     sp_mem_set_fail_hook(nullptr);
-    EXPECT_EQ(e, hipSuccess); // registered, without safepin's guarantees
-    EXPECT_EQ(sp_real.hipHostUnregister(buf), hipSuccess);
+    // Refused rather than registered untracked (a stale registration later).
+    EXPECT_EQ(e, hipErrorOutOfMemory);
+    EXPECT_EQ(sp_real.hipHostUnregister(buf), hipErrorHostMemoryNotRegistered);
     EXPECT_EQ(runtime_error_code() - code0, 1u);
     EXPECT_EQ(runtime_error_counter() - counter0, 1u);
     EXPECT_EQ(sp_violations() - viol0, 1u);
