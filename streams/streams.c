@@ -7,6 +7,7 @@
 #include "diag.h"
 #include "registry.h"
 
+#include <time.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -601,6 +602,23 @@ int sp_marks_done(sp_marks *m)
     return done;
 }
 
+/* hipEventSynchronize failed: the marker may still be pending, and
+ * returning now would release (or let an ordered unregister return) before
+ * the device is done. Ask hipEventQuery until it says done or fails too
+ * (then nothing can tell, and the caller's own fallbacks apply). */
+static hipError_t poll_event(hipEvent_t ev)
+{
+    unsigned us = 20;
+    hipError_t e;
+    while ((e = sp_real.hipEventQuery(ev)) == hipErrorNotReady) {
+        struct timespec ts = {0, (long)us * 1000};
+        nanosleep(&ts, NULL);
+        if (us < 1000)
+            us *= 2;
+    }
+    return e;
+}
+
 void sp_marks_wait(sp_marks *m)
 {
     hipStreamCaptureMode old = sp_relaxed_enter();
@@ -610,10 +628,12 @@ void sp_marks_wait(sp_marks *m)
         if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
         hipError_t e = sp_real.hipEventSynchronize(ev);
-        if (e != hipSuccess)
+        if (e != hipSuccess) {
             sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventSynchronize on a release marker returned %d",
                     (int)e);
-        else if (k->kind == MK_SHARED)
+            e = poll_event(ev);
+        }
+        if (e == hipSuccess && k->kind == MK_SHARED)
             __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
     }
     sp_relaxed_leave(old);

@@ -14,7 +14,7 @@
 #              (current personality: the bare legacy runtime faults on
 #              this workload, the hazard safepin exists for)
 # Then two more checks:
-#   - a marker that cannot be created or recorded does not let an ordered
+#   - a marker that cannot be created, recorded or synchronized does not let an ordered
 #     unregister return before the device work is done: the legacy program
 #     unreg_visibility (reads right after unregister) stays correct;
 #   - a real unregister that always fails leaves the range registered and
@@ -85,7 +85,7 @@ while read -r fail want diag same; do
     done
 done <<<"$ROWS"
 VIS=$BUILD/tests/legacy/unreg_visibility
-for fail in event_create:1+ event_record:1+; do
+for fail in event_create:1+ event_record:1+ event_sync:1+; do
     for pers in current legacy; do
         log=$LOGDIR/visibility-$(echo "$fail-$pers" | tr ':,+' '__p').log
         { timeout -k 5 30 env SIMHIP_FAIL="$fail" SIMHIP_PERSONALITY="$pers" \
