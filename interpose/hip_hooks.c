@@ -131,7 +131,19 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
             return 1;
         }
         SP_COUNT(waits_for_release);
-        sp_reaper_wait_range(r->base, r->id);
+        if (!sp_streams_thread_captures()) {
+            sp_reaper_wait_range(r->base, r->id);
+            continue;
+        }
+        if (sp_reaper_wait_range_unless_capture(r->base, r->id) < 0) {
+            /* The release waits for a capture to end, maybe this thread's. */
+            sp_diag(SP_OVERLAPPING_REGISTER, r,
+                    "hipHostRegister(%p, %zu) during this thread's capture overlaps 0x%lx, whose "
+                    "release waits for a capture to end: hipErrorHostMemoryAlreadyRegistered",
+                    p, size, (unsigned long)r->base);
+            *e = hipErrorHostMemoryAlreadyRegistered;
+            return 1;
+        }
     }
 }
 

@@ -214,6 +214,17 @@ void sp_reaper_wait_range(uintptr_t base, uint64_t id)
         wait_reaper();
 }
 
+int sp_reaper_wait_range_unless_capture(uintptr_t base, uint64_t id)
+{
+    sp_range *r;
+    while ((r = sp_reg_find(base)) && r->id == id && r->state == SP_RANGE_RELEASING) {
+        if (R.capture_blocked)
+            return -1;
+        wait_reaper();
+    }
+    return 0;
+}
+
 
 int sp_reaper_recently_released(uintptr_t base)
 {

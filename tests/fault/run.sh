@@ -100,6 +100,27 @@ for fail in event_create:1+ event_record:1+ event_sync:1+; do
         else no "fault SIMHIP_FAIL=$fail $pers: ordered unregister still sees the device's bytes" "$why"; fi
     done
 done
+# A register over a range whose release is pending, made during the
+# caller's own capture while no marker can be made: the release waits for a
+# capture to end, so the register must not wait for the release (it did:
+# a deadlock). It answers hipErrorHostMemoryAlreadyRegistered, said.
+OWN=$BUILD/tests/legacy/own_capture_register
+for fail in event_create:1+ event_record:1+; do
+    for pers in current legacy rocm7; do
+        log=$LOGDIR/own-capture-$(echo "$fail-$pers" | tr ':,+' '__p').log
+        { timeout -k 5 30 env SIMHIP_FAIL="$fail" SIMHIP_PERSONALITY="$pers" \
+            LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB SAFEPIN_OPTIONS=backtrace=0 \
+            "$OWN" >"$log" 2>&1; RC=$?; } 2>/dev/null
+        why=
+        if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then why="hang"
+        elif grep -qE "$BAD" "$log"; then why=$(grep -m1 -E "$BAD" "$log")
+        elif ! grep -qx OK "$log" && ! grep -q 'safepin: overlapping-register.*waits for a capture to end' "$log"; then
+            why="exit $RC without the overlapping-register diagnostic: $(tail -n1 "$log")"
+        fi
+        name="fault SIMHIP_FAIL=$fail $pers: register during its own capture over a pending release does not wait for that capture"
+        if [ -z "$why" ]; then ok "$name"; else no "$name" "$why"; fi
+    done
+done
 for pers in current legacy; do
     log=$LOGDIR/unregister-always-$pers.log
     run "$log" "$LIB" unregister:1+ "$pers"
