@@ -222,7 +222,7 @@ $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 SOAK_BIN := $(B)/tests/soak/soak
 $(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
+	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
 $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
