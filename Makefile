@@ -32,12 +32,13 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
 CXXFLAGS := -std=c++17 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
 LDFLAGS  := -pthread $(SANFLAGS)
-INC      := -Iinterpose -Iregistry -Ireaper -Isimhip
+INC      := -Iinterpose -Iregistry -Ireaper -Isimhip -Icuda
 
 # ---- libsafepin ---------------------------------------------------------
-CORE_SRC  := $(wildcard registry/*.c reaper/*.c) $(filter-out interpose/shims.c,$(wildcard interpose/*.c))
+CORE_SRC  := $(wildcard registry/*.c reaper/*.c) $(filter-out interpose/shims.c,$(wildcard interpose/*.c)) \
+             $(filter-out cuda/cuda_shims.c,$(wildcard cuda/*.c))
 CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
-SHIM_OBJ  := $(B)/obj/interpose/shims.o
+SHIM_OBJ  := $(B)/obj/interpose/shims.o $(B)/obj/cuda/cuda_shims.o
 LIB       := $(B)/libsafepin.so
 CORE_A    := $(B)/libsafepin_core.a
 
@@ -71,6 +72,8 @@ SCT_SRC    := $(wildcard tests/simcuda/*.cc)
 SCT_BIN    := $(B)/tests/simcuda_tests
 LCUDA_SRC  := $(wildcard tests/legacy-cuda/*.c)
 LCUDA_BIN  := $(patsubst tests/legacy-cuda/%.c,$(B)/tests/legacy-cuda/%,$(LCUDA_SRC))
+RCUDA_BIN  := $(B)/tests/reach-cuda/cudart_lookup $(B)/tests/reach-cuda/dlopen_handle \
+              $(B)/tests/reach-cuda/direct_link
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
 
@@ -78,7 +81,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -87,7 +90,7 @@ $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
 
-$(SHIM_OBJ): interpose/shims.c
+$(SHIM_OBJ): $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -fvisibility=hidden -MMD -MP -c $< -o $@
 
@@ -121,6 +124,15 @@ $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+
+# Reach tests: the driver dlopened (no -lcuda), except the direct caller.
+$(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+
+$(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
 
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)

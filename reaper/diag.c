@@ -2,6 +2,7 @@
  * diag.c - logging, diagnostics, counters, history, summary and report.
  */
 #include "diag.h"
+#include "runtime.h"
 #include "registry.h"
 #include "symbolize.h"
 
@@ -220,6 +221,7 @@ typedef struct kept_violation {
     uintptr_t base;
     size_t size;
     char msg[256];
+    int rt;                 /* runtime.h's SP_RT_*, -1: none named */
     sp_site *at, *registered, *unregistered;
 } kept_violation;
 
@@ -376,6 +378,10 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
             snprintf(k->msg, sizeof(k->msg), "%s", msg);
             k->at = here;
             here = NULL;
+            /* The range's runtime, else the one whose call the message names. */
+            k->rt = r ? r->rt
+                      : strncmp(msg, "cu", 2) == 0 ? SP_RT_CUDA
+                      : strncmp(msg, "hip", 3) == 0 ? SP_RT_HIP : -1;
             if (r) {
                 k->base = r->base;
                 k->size = r->size;
@@ -692,6 +698,10 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     errno = 0;
     fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
             SAFEPIN_VERSION, (int)getpid());
+    /* Which runtimes the program used (one library serves HIP and CUDA). */
+    int hip = sp_hip_ops.present(), cuda = sp_cuda_ops.present();
+    fprintf(f, "  \"runtimes\": [%s%s%s],\n", hip ? "\"HIP\"" : "", hip && cuda ? ", " : "",
+            cuda ? "\"CUDA\"" : "");
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
     fprintf(f, "  \"counters\": {\n");
@@ -714,8 +724,10 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     pthread_mutex_lock(&kept_lock);
     for (unsigned i = 0; i < kept_n; i++) {
         kept_violation *k = kept[i];
-        fprintf(f, "%s\n    {\"code\": \"%s\", \"message\": ", i ? "," : "",
-                code_table[k->code].name);
+        fprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
+        if (k->rt >= 0)
+            fprintf(f, "\"runtime\": \"%s\", ", sp_rt(k->rt)->name);
+        fprintf(f, "\"message\": ");
         json_str(f, k->msg);
         fprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);
         json_site(f, "at", k->at);
