@@ -9,6 +9,7 @@
 #   make deb        build/safepin_<version>_<arch>.deb (scripts/make-deb)
 #
 # SAN=asan|ubsan|tsan builds a sanitizer variant into build/<san>/.
+# V=1 prints the full commands (by default one short line per file).
 
 SAN ?=
 ifeq ($(SAN),)
@@ -32,11 +33,31 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
 CXXFLAGS := -std=c++17 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
 LDFLAGS  := -pthread $(SANFLAGS)
-INC      := -Iinterpose -Iregistry -Ireaper -Isimhip -Icuda
+
+# Quiet build: "CC path" per file; V=1 prints the commands instead.
+V ?= 0
+say = $(if $(filter 1,$(V)),,@printf '  %-4s %s\n' '$(1)' '$(2)';)
+MAKEFLAGS += --no-print-directory
+
+# Each folder of libsafepin sees only the headers of the folders it may use
+# (README, "Dependencies point one way"): a wrong-way include fails to
+# compile. Tests see them all.
+INC_util      := -Iutil
+INC_registry  := -Iregistry $(INC_util)
+INC_diag      := -Idiag $(INC_registry)
+INC_runtime   := -Iruntime $(INC_diag)
+INC_streams   := -Istreams $(INC_runtime)
+INC_reaper    := -Ireaper $(INC_streams)
+INC_interpose := -Iinterpose -Icuda $(INC_reaper)
+INC_cuda      := $(INC_interpose)
+INC_simhip    := -Isimhip
+INC_simcuda   := -Isimcuda -Isimhip
+INC           := $(INC_interpose) -Isimhip
+inc_for = $(INC_$(firstword $(subst /, ,$(1))))
 
 # ---- libsafepin ---------------------------------------------------------
-CORE_SRC  := $(wildcard registry/*.c reaper/*.c) $(filter-out interpose/shims.c,$(wildcard interpose/*.c)) \
-             $(filter-out cuda/cuda_shims.c,$(wildcard cuda/*.c))
+LIB_DIRS  := util registry diag runtime streams reaper interpose cuda
+CORE_SRC  := $(filter-out interpose/shims.c cuda/cuda_shims.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
 SHIM_OBJ  := $(B)/obj/interpose/shims.o $(B)/obj/cuda/cuda_shims.o
 LIB       := $(B)/libsafepin.so
@@ -88,42 +109,42 @@ deps:
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS) $(call inc_for,$<) -MMD -MP -c $< -o $@
 
 $(SHIM_OBJ): $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC) -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC_interpose) -fvisibility=hidden -MMD -MP -c $< -o $@
 
 # The objects that print the version.
-$(B)/obj/interpose/init.o $(B)/obj/reaper/diag.o: VERSION
+$(B)/obj/interpose/init.o $(B)/obj/diag/diag.o: VERSION
 
 $(CORE_A): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(LIB): $(SHIM_OBJ) $(CORE_OBJ) interpose/libsafepin.map
-	$(CC) -shared -o $@ $(SHIM_OBJ) $(CORE_OBJ) -Wl,--version-script=interpose/libsafepin.map \
+	$(call say,LD,$@)$(CC) -shared -o $@ $(SHIM_OBJ) $(CORE_OBJ) -Wl,--version-script=interpose/libsafepin.map \
 	  -Wl,-z,nodelete $(LDFLAGS) -ldl
 
 $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic-functions \
+	$(call say,LD,$@)$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic-functions \
 	  -Wl,--version-script=$(SIM_MAP) $(LDFLAGS) -ldl -lrt
-	ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
+	@ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
 
 # The driver exports only cu* (and the simcuda.h extension); simhip's code
 # inside it is local, so its calls stay inside.
 $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(SC_OBJ) $(SIM_OBJ) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions \
+	$(call say,LD,$@)$(CC) -shared -o $@ $(SC_OBJ) $(SIM_OBJ) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions \
 	  -Wl,--version-script=$(SC_MAP) $(LDFLAGS) -ldl -lrt
-	ln -sf libcuda.so.1 $(B)/simcuda/libcuda.so
+	@ln -sf libcuda.so.1 $(B)/simcuda/libcuda.so
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
 $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+	$(call say,CC,$@)$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
@@ -136,51 +157,51 @@ $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
 $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
 $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(B)/bench/%: bench/%.c bench/bench.h simhip/simhip.h
+$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -O2 -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
+	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
 $(B)/bench/libfloor.so: bench/floor/floor.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared $< -o $@ -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ -ldl
 
 # What the sanitizer suites run: the library, simhip, unit tests, legacy
 # programs, simcuda's tests.
@@ -243,11 +264,11 @@ clean:
 SECONDS ?= 60
 FUZZ_OPT_BIN := build/fuzz/options_fuzz
 
-$(FUZZ_OPT_BIN): tests/fuzz/options_fuzz.c reaper/options.c reaper/options.h reaper/options.inc
+$(FUZZ_OPT_BIN): tests/fuzz/options_fuzz.c diag/options.c diag/options.h diag/options.inc
 	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=undefined -Ireaper -Iinterpose -Iregistry \
-	  tests/fuzz/options_fuzz.c reaper/options.c -o $@
+	$(call say,CC,$@)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(INC_diag) \
+	  tests/fuzz/options_fuzz.c diag/options.c -o $@
 
 .PHONY: fuzz fuzz-options
 fuzz: deps

@@ -26,18 +26,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <hip/hip_runtime_api.h>
+#include "hip_check.h"
 #include "simhip.h"
-
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        hipError_t err_ = (call);                                                \
-        if (err_ != hipSuccess) {                                                \
-            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__,   \
-                    #call, hipGetErrorName(err_), (int)err_);                    \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
 
 static inline uint64_t now_ns(void)
 {

@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "interpose.h"
 #include "options.h"
+#include "runtime.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -79,8 +80,10 @@ void sp_cu_enter(void)
     if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
         return;
     sp_cu_resolve(0);
-    if (sp_cu.cuEventCreate && sp_cu.cuMemHostUnregister)
+    if (sp_cu.cuEventCreate && sp_cu.cuMemHostUnregister) {
         __atomic_store_n(&active, 1, __ATOMIC_RELEASE);
+        sp_diag_runtime_used(SP_RT_CUDA);
+    }
 }
 
 int sp_cu_active(void) { return __atomic_load_n(&active, __ATOMIC_ACQUIRE); }

@@ -17,16 +17,13 @@
  *   at log=info (not a violation).
  */
 #include "internal.h"
+#include "runtime.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-__thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
-
-void sp_postmortem_install(void);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int initialized;
@@ -71,6 +68,10 @@ static void do_init(void)
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_diag_init();
     sp_resolve_backend();
+    sp_diag_runtime_name(SP_RT_HIP, sp_hip_ops.name, "hip");
+    sp_diag_runtime_name(SP_RT_CUDA, sp_cuda_ops.name, "cu");
+    if (sp_hip_ops.present())
+        sp_diag_runtime_used(SP_RT_HIP);
     sp_streams_init_devices();
     pthread_atfork(NULL, NULL, fork_child);
     on_exit(sp_at_exit, NULL);

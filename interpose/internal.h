@@ -10,19 +10,14 @@
 #include "options.h"
 #include "reaper.h"
 #include "registry.h"
-
-extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
-
-/* A real HIP function, resolved again if the runtime arrived late (dlopen
- * with RTLD_GLOBAL). NULL if there is still none. */
-#define SP_REAL_HIP(name) \
-    (sp_real.name ? sp_real.name : (sp_resolve_backend(), sp_real.name))
-
-
-/* dlsym(RTLD_NEXT, name) relative to safepin, whatever dlsym is exported. */
-void *sp_next_symbol(const char *name);
+#include "streams.h"
+#include "util.h"
 
 /* The exported shim for a hooked HIP name, or NULL (shims.c). */
 void *sp_shim_for(const char *name);
+
+/* dlsym on a handle: hooked HIP names resolve to the shims (reach.c).
+ * caller: the return address of the program's dlsym call. */
+void *sp_dlsym(void *handle, const char *name, void *caller);
 
 #endif

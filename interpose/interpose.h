@@ -22,10 +22,6 @@ extern "C" {
 /* Idempotent: options, log, backend resolution, fork and exit handlers. */
 void sp_init(void);
 
-/* Resolve the backend with dlsym(RTLD_NEXT). Fatal (abort with a clear
- * message) only if a lookup returns safepin's own shim. */
-void sp_resolve_backend(void);
-
 hipError_t sp_host_register(void *p, size_t size, unsigned int flags);
 hipError_t sp_host_unregister(void *p);
 hipError_t sp_hip_free(void *p);

@@ -17,8 +17,6 @@
 #include <link.h>
 #include <string.h>
 
-typedef void *(*dlsym_fn)(void *, const char *);
-dlsym_fn sp_real_dlsym(void);
 #define real_dlsym sp_real_dlsym
 
 typedef struct next_ctx {
@@ -51,17 +49,6 @@ static int find_next(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* Fill every empty backend slot from this handle. */
-static void complete_backend(void *handle)
-{
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (!sp_real.name && sizeof(#kind) != sizeof("LIBC"))                       \
-        sp_real.name = (ret(*) params)real_dlsym()(handle, #name);
-#include "hooks.inc"
-#undef SP_REAL
-}
-
-void *sp_dlsym(void *handle, const char *name, void *caller);
 void *sp_dlsym(void *handle, const char *name, void *caller)
 {
     dlsym_fn real = real_dlsym();
@@ -93,7 +80,7 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
         return p;
     /* A hooked HIP function from a handle: give the program our shim. */
     sp_reg_lock();
-    complete_backend(handle);
+    sp_backend_fill_from(handle);
     sp_reg_unlock();
     return shim;
 }
@@ -112,11 +99,7 @@ hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint
         return e;
     /* Keep the runtime's function as the real one if we had none. */
     sp_reg_lock();
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (!sp_real.name && strcmp(symbol, #name) == 0)                            \
-        sp_real.name = (ret(*) params) * pfn;
-#include "hooks.inc"
-#undef SP_REAL
+    sp_backend_fill_one(symbol, *pfn);
     sp_reg_unlock();
     *pfn = shim;
     return e;

@@ -153,9 +153,6 @@ SP_EXPORT int shmdt(const void *addr) { return sp_shmdt(addr); }
 /* dlclose of the runtime: kept loaded while safepin has work for it (real.c). */
 SP_EXPORT int dlclose(void *handle) { return sp_dlclose(handle); }
 
-/* dlsym on a handle: hooked HIP names resolve to these shims (reach.c). */
-void *sp_dlsym(void *handle, const char *name, void *caller);
-
 /* dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) must reach glibc with the
  * caller's return address untouched (RTLD_NEXT is relative to the caller,
  * and sanitizer runtimes call it before anything of ours is initialized), so

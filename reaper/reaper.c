@@ -1,6 +1,6 @@
 /*
- * reaper.c - deferred releases, deferred actions, the streams the markers
- * must cover, and the background thread.
+ * reaper.c - deferred releases, deferred actions, and the background
+ * thread that runs them (the streams its markers cover: streams/).
  */
 #include "reaper.h"
 #include "diag.h"
@@ -17,7 +17,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-sp_backend sp_real;
 
 typedef struct sp_action {
     sp_act_kind kind;
@@ -181,7 +180,6 @@ void sp_reaper_wait_range(uintptr_t base, uint64_t id)
     sp_hold_need(-1);
 }
 
-size_t sp_reaper_pending(void) { return R.n_releasing; }
 
 int sp_reaper_recently_released(uintptr_t base)
 {
@@ -887,17 +885,4 @@ void sp_reaper_fork_child(void)
     memset(&R, 0, sizeof(R));
     sp_hold_reset();
     sp_streams_fork_child();
-}
-
-void sp_reaper_shutdown(void)
-{
-    sp_reg_lock();
-    int started = R.started;
-    R.stop = 1;
-    sp_reg_broadcast();
-    sp_reg_unlock();
-    if (started)
-        pthread_join(R.thread, NULL);
-    memset(&R, 0, sizeof(R));
-    sp_hold_reset();
 }

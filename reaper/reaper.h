@@ -11,8 +11,8 @@
  * and removes the range. The reaper never runs inside a host function.
  *
  * Everything here is serialized by the registry lock. Calls marked "lock
- * held" must be made with it held. Dependencies: registry/, backend.h,
- * diag.h. Callers: interpose/.
+ * held" must be made with it held. Dependencies: streams/, runtime/, diag/,
+ * registry/, util/. Callers: interpose/.
  */
 #ifndef SAFEPIN_REAPER_H
 #define SAFEPIN_REAPER_H
@@ -110,9 +110,6 @@ int sp_wait_prior_work(void);
  * rather than unregister-unknown). Lock held. */
 int sp_reaper_recently_released(uintptr_t base);
 
-/* Number of releases not yet completed. Lock held. */
-size_t sp_reaper_pending(void);
-
 /* Wait up to timeout_ms for every pending release and deferred call.
  * Takes the lock. Returns the number of releases left. */
 size_t sp_reaper_drain(long timeout_ms);
@@ -155,9 +152,6 @@ void sp_reaper_runtime_gone(void);
 /* Fork handlers (after the registry's): the child forgets the reaper and the
  * streams; a new reaper starts on first use. */
 void sp_reaper_fork_child(void);
-
-/* Tests: stop the reaper thread (after draining) and reset its state. */
-void sp_reaper_shutdown(void);
 
 #ifdef __cplusplus
 }

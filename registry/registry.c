@@ -13,8 +13,8 @@
  * The op list (G5 serialization) is a short singly linked list, also under
  * the mutex.
  *
- * Memory comes from glibc's __libc_* functions, so the library's own free
- * hook never sees it; allocation failure is reported, never fatal.
+ * Memory comes from sp_mem_alloc (util/), so the library's own free hook
+ * never sees it; allocation failure is reported, never fatal.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,69 +34,7 @@ static bool g_hash_oom; /* set by uthash when an insert failed; lock held */
 static unsigned reg_hash_key(const void *keyptr);
 
 #include "registry.h"
-
-/* ------------------------------------------------------------------------ */
-/* Memory                                                                   */
-
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t sz);
-extern void __libc_free(void *p);
-
-static _Atomic(sp_mem_fail_fn) g_mem_fail;
-
-#ifdef __SANITIZE_THREAD__
-/* glibc's allocator orders a free and the reuse of that memory with locks
- * ThreadSanitizer cannot see: a block freed by one thread and handed to
- * another would be reported as a race. A mutex it sees orders every free
- * before every later allocation (ThreadSanitizer builds only). */
-static pthread_mutex_t g_mem_order = PTHREAD_MUTEX_INITIALIZER;
-static void mem_order(void)
-{
-    pthread_mutex_lock(&g_mem_order);
-    pthread_mutex_unlock(&g_mem_order);
-}
-#else
-static void mem_order(void) {}
-#endif
-
-static bool mem_should_fail(size_t n)
-{
-    sp_mem_fail_fn fn = atomic_load_explicit(&g_mem_fail, memory_order_acquire);
-    return fn != NULL && fn(n) != 0;
-}
-
-/* Like malloc, but never through safepin's hooks. NULL on failure. */
-void *sp_mem_alloc(size_t n)
-{
-    if (mem_should_fail(n))
-        return NULL;
-    void *p = __libc_malloc(n);
-    mem_order();
-    return p;
-}
-
-/* Like calloc, but never through safepin's hooks. NULL on failure. */
-void *sp_mem_calloc(size_t n, size_t sz)
-{
-    if (mem_should_fail(n * sz))
-        return NULL;
-    void *p = __libc_calloc(n, sz);
-    mem_order();
-    return p;
-}
-
-/* Frees what sp_mem_alloc/sp_mem_calloc returned; NULL is a no-op. */
-void sp_mem_free(void *p)
-{
-    mem_order();
-    __libc_free(p);
-}
-
-/* Testing only: see registry.h. */
-void sp_mem_set_fail_hook(sp_mem_fail_fn fn)
-{
-    atomic_store_explicit(&g_mem_fail, fn, memory_order_release);
-}
+#include "util.h"
 
 /* ------------------------------------------------------------------------ */
 /* State                                                                    */
@@ -778,18 +716,11 @@ void sp_reg_reset(void)
     __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
 }
 
-/* pthread_atfork prepare: takes the lock so the child inherits a consistent
- * registry. */
-/* pthread_atfork prepare and parent: nothing. The child forgets the
- * registry without reading it (see sp_reg_fork_child), so no lock is taken
- * around fork: taking it would order it against the runtime's own fork
- * locks (a runtime thread may free memory, and so enter our hooks, while
- * holding them). */
-void sp_reg_fork_prepare(void) {}
-
-void sp_reg_fork_parent(void) {}
-
-/* pthread_atfork child: the child starts with an empty registry and a fresh
+/* pthread_atfork child (no prepare or parent handler: no lock is taken
+ * around fork). The child forgets the registry without reading it, so it
+ * needs no consistent copy, and taking the lock before fork would order it
+ * against the runtime's own fork locks (a runtime thread may free memory,
+ * and so enter our hooks, while holding them). The child starts with an empty registry and a fresh
  * (unlocked) mutex and condvar (G9). Whatever another thread was doing to
  * the registry at fork time is abandoned, not freed: its nodes leak in the
  * child, which is safe whatever state they were in. */

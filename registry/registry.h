@@ -15,7 +15,8 @@
  * sp_mem_free, which bypass the library's own free hook; running out of
  * memory returns NULL/-1, never exits.
  *
- * Dependencies: libc only. Callers: reaper/, interpose/.
+ * Dependencies: libc and util/. Callers: diag/, streams/, reaper/,
+ * interpose/.
  */
 #ifndef SAFEPIN_REGISTRY_H
 #define SAFEPIN_REGISTRY_H
@@ -23,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uthash.h>
+
+#include "util.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,17 +70,6 @@ typedef struct sp_range {
     UT_hash_handle hh;
     sp_tree_node node;
 } sp_range;
-
-/* Allocation that bypasses safepin's own free hook (glibc's __libc_*). */
-void *sp_mem_alloc(size_t n);
-void *sp_mem_calloc(size_t n, size_t sz);
-void sp_mem_free(void *p);
-
-/* Testing only (an addition to the original contract): while fn is set, an
- * allocation of n bytes through sp_mem_alloc/sp_mem_calloc fails when fn(n)
- * returns nonzero. NULL turns it off. Lets unit tests reach OOM paths. */
-typedef int (*sp_mem_fail_fn)(size_t n);
-void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
 
 /* The lock and its condition variable (broadcast whenever a range changes
  * state, is removed, or an op ends). */
@@ -164,9 +156,8 @@ void sp_reg_op_end(uint64_t token);
  * re-initializes them as well. */
 void sp_reg_reset(void);
 
-/* fork: take/release the lock around fork (pthread_atfork order). */
-void sp_reg_fork_prepare(void);
-void sp_reg_fork_parent(void);
+/* fork, in the child (pthread_atfork): an empty registry and a fresh lock.
+ * Nothing is locked around fork (see registry.c). */
 void sp_reg_fork_child(void);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /*
  * options_fuzz.c - libFuzzer target for SAFEPIN_OPTIONS parsing
- * (reaper/options.c), built with clang: make fuzz-options.
+ * (diag/options.c), built with clang: make fuzz-options.
  *
  * For any input (made a C string), sp_options_parse must not crash or read
  * out of bounds (ASan, UBSan), and the options it leaves must be valid:

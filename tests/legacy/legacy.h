@@ -12,23 +12,10 @@
 #ifndef LEGACY_H
 #define LEGACY_H
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <hip/hip_runtime_api.h>
+#include "hip_check.h"
 #include "simhip.h"
-
-/* A HIP call that must succeed: on failure name it, its error, and exit 1. */
-#define CHECK(call)                                                            \
-    do {                                                                       \
-        hipError_t err_ = (call);                                              \
-        if (err_ != hipSuccess) {                                              \
-            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
-                    #call, hipGetErrorName(err_), (int)err_);                  \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
 
 /* How many expectations failed so far (see EXPECT_ERR, legacy_verify). */
 static inline int *legacy_failures(void)

@@ -1,112 +1,14 @@
 /*
- * real.c - resolve the real functions once, with dlsym(RTLD_NEXT), and
- * follow the runtime's lifetime: dlclose of it, and a reload.
+ * dlclose.c - follow the runtime's lifetime: the program's dlclose of it,
+ * and a reload.
  */
-#include "interpose.h"
-#include "backend.h"
-#include "diag.h"
-#include "reaper.h"
-#include "registry.h"
+#include "internal.h"
 
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-enum { KIND_REQ, KIND_OPT, KIND_LIBC };
-#define KIND_OF_REQ KIND_REQ
-#define KIND_OF_OPT KIND_OPT
-#define KIND_OF_LIBC KIND_LIBC
-
-static const struct {
-    const char *name;
-    int kind;
-    size_t offset;
-} table[] = {
-#define SP_REAL(kind, ret, name, params) {#name, KIND_OF_##kind, offsetof(sp_backend, name)},
-#include "hooks.inc"
-#undef SP_REAL
-};
-
-typedef void *(*dlsym_fn)(void *, const char *);
-
-/* glibc's own dlsym. safepin exports a dlsym of its own (shims.c), so its
- * internal lookups call this one: RTLD_NEXT is then relative to safepin.
- * Resolved on first use, possibly while a sanitizer runtime initializes:
- * no instrumentation here. */
-__attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_real_ptr;
-
-__attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
-dlsym_fn sp_dlsym_resolve_real(void)
-{
-    dlsym_fn g = __atomic_load_n(&sp_dlsym_real_ptr, __ATOMIC_ACQUIRE);
-    if (!g) {
-        g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!g)
-            g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        __atomic_store_n(&sp_dlsym_real_ptr, g, __ATOMIC_RELEASE);
-    }
-    return g;
-}
-
-dlsym_fn sp_real_dlsym(void);
-__attribute__((no_sanitize_address)) dlsym_fn sp_real_dlsym(void) { return sp_dlsym_resolve_real(); }
-
-__attribute__((no_sanitize_address)) void *sp_next_symbol(const char *name)
-{
-    dlsym_fn f = sp_real_dlsym();
-    return f ? f(RTLD_NEXT, name) : NULL;
-}
-
-static int same_object(const void *a, const void *b)
-{
-    Dl_info ia, ib;
-    if (!dladdr(a, &ia) || !dladdr(b, &ib))
-        return 0;
-    return ia.dli_fbase == ib.dli_fbase;
-}
-
-void sp_resolve_backend(void)
-{
-    int missing_req = 0, found_req = 0;
-    char missing[512] = "";
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        void **slot = (void **)((char *)&sp_real + table[i].offset);
-        if (*slot)
-            continue; /* already set (tests, or an earlier pass) */
-        void *p = sp_next_symbol(table[i].name);
-        if (p && same_object(p, (void *)&sp_resolve_backend)) {
-            char msg[256];
-            int n = snprintf(msg, sizeof(msg),
-                             "==%d==safepin: fatal: dlsym(RTLD_NEXT, \"%s\") returned safepin's own "
-                             "shim: the library is loaded twice or linked into the program; "
-                             "use LD_PRELOAD only\n",
-                             (int)getpid(), table[i].name);
-            if (n > 0)
-                (void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-            abort();
-        }
-        *slot = p;
-        if (table[i].kind == KIND_REQ) {
-            if (p) {
-                found_req++;
-            } else {
-                missing_req++;
-                if (strlen(missing) + strlen(table[i].name) + 2 < sizeof(missing)) {
-                    strcat(missing, " ");
-                    strcat(missing, table[i].name);
-                }
-            }
-        }
-    }
-    if (missing_req && found_req)
-        sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
-    else if (missing_req)
-        sp_log(SP_LOG_DEBUG, "debug", "no HIP runtime loaded (yet): HIP hooks pass through");
-}
 
 /* ---- the runtime's lifetime ---------------------------------------------
  *
@@ -137,12 +39,7 @@ static dlclose_fn real_dlclose(void)
 /* The runtime instance the table's HIP functions belong to, or NULL. */
 static struct link_map *runtime_map(void)
 {
-    void *fn = NULL;
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (!fn && KIND_OF_##kind != KIND_LIBC)                                     \
-        fn = (void *)sp_real.name;
-#include "hooks.inc"
-#undef SP_REAL
+    void *fn = sp_backend_any_runtime_fn();
     Dl_info di;
     struct link_map *lm = NULL;
     if (!fn || !dladdr1(fn, &di, (void **)&lm, RTLD_DL_LINKMAP))
@@ -178,11 +75,7 @@ static void forget_if_unloaded(const instance *in)
     if (same)
         return;
     sp_reg_lock();
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (KIND_OF_##kind != KIND_LIBC)                                            \
-        sp_real.name = NULL;
-#include "hooks.inc"
-#undef SP_REAL
+    sp_backend_forget_runtime();
     sp_reaper_runtime_gone();
     sp_reg_unlock();
     sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);

@@ -2,7 +2,6 @@
  * diag.c - logging, diagnostics, counters, history, summary and report.
  */
 #include "diag.h"
-#include "runtime.h"
 #include "registry.h"
 #include "symbolize.h"
 
@@ -54,15 +53,6 @@ static const struct {
 #undef SP_CODE
 };
 
-const char *sp_code_name(sp_code c) { return code_table[c].name; }
-int sp_code_is_violation(sp_code c) { return code_table[c].violation; }
-
-uint64_t sp_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Expand %p to the pid. */
 static void expand_path(const char *in, char *out, size_t n)
@@ -221,7 +211,7 @@ typedef struct kept_violation {
     uintptr_t base;
     size_t size;
     char msg[256];
-    int rt;                 /* runtime.h's SP_RT_*, -1: none named */
+    int rt;                 /* the runtime (sp_diag_runtime_name's index), -1: none named */
     sp_site *at, *registered, *unregistered;
 } kept_violation;
 
@@ -367,6 +357,43 @@ void sp_site_free(sp_site *s) { sp_mem_free(s); }
 uint64_t sp_violations(void) { return __atomic_load_n(&violations_total, __ATOMIC_RELAXED); }
 
 /* Keeps a violation for the report (takes here); dropped if memory runs out. */
+/* ---- runtimes, for the report ---------------------------------------------- */
+
+#define SP_DIAG_RT_MAX 4
+static const char *rt_names[SP_DIAG_RT_MAX];
+static const char *rt_prefix[SP_DIAG_RT_MAX];
+static unsigned rt_used; /* atomic: bit rt */
+
+void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix)
+{
+    if (rt >= 0 && rt < SP_DIAG_RT_MAX) {
+        rt_names[rt] = name;
+        rt_prefix[rt] = call_prefix;
+    }
+}
+
+void sp_diag_runtime_used(int rt)
+{
+    if (rt >= 0 && rt < SP_DIAG_RT_MAX)
+        __atomic_fetch_or(&rt_used, 1u << rt, __ATOMIC_RELAXED);
+}
+
+/* The runtime whose call a message begins with ("cuMemHostUnregister(...").
+ * The longest prefix wins. */
+static int runtime_named_in(const char *msg)
+{
+    int best = -1;
+    size_t best_len = 0;
+    for (int i = 0; i < SP_DIAG_RT_MAX; i++) {
+        size_t n = rt_prefix[i] ? strlen(rt_prefix[i]) : 0;
+        if (n > best_len && strncmp(msg, rt_prefix[i], n) == 0) {
+            best = i;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r)
 {
     pthread_mutex_lock(&kept_lock);
@@ -379,9 +406,7 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
             k->at = here;
             here = NULL;
             /* The range's runtime, else the one whose call the message names. */
-            k->rt = r ? r->rt
-                      : strncmp(msg, "cu", 2) == 0 ? SP_RT_CUDA
-                      : strncmp(msg, "hip", 3) == 0 ? SP_RT_HIP : -1;
+            k->rt = r ? r->rt : runtime_named_in(msg);
             if (r) {
                 k->base = r->base;
                 k->size = r->size;
@@ -699,9 +724,12 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
             SAFEPIN_VERSION, (int)getpid());
     /* Which runtimes the program used (one library serves HIP and CUDA). */
-    int hip = sp_hip_ops.present(), cuda = sp_cuda_ops.present();
-    fprintf(f, "  \"runtimes\": [%s%s%s],\n", hip ? "\"HIP\"" : "", hip && cuda ? ", " : "",
-            cuda ? "\"CUDA\"" : "");
+    fprintf(f, "  \"runtimes\": [");
+    unsigned used = __atomic_load_n(&rt_used, __ATOMIC_RELAXED);
+    for (int i = 0, n = 0; i < SP_DIAG_RT_MAX; i++)
+        if ((used & 1u << i) && rt_names[i])
+            fprintf(f, "%s\"%s\"", n++ ? ", " : "", rt_names[i]);
+    fprintf(f, "],\n");
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
     fprintf(f, "  \"counters\": {\n");
@@ -725,8 +753,8 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     for (unsigned i = 0; i < kept_n; i++) {
         kept_violation *k = kept[i];
         fprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
-        if (k->rt >= 0)
-            fprintf(f, "\"runtime\": \"%s\", ", sp_rt(k->rt)->name);
+        if (k->rt >= 0 && k->rt < SP_DIAG_RT_MAX && rt_names[k->rt])
+            fprintf(f, "\"runtime\": \"%s\", ", rt_names[k->rt]);
         fprintf(f, "\"message\": ");
         json_str(f, k->msg);
         fprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);

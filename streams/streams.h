@@ -16,7 +16,8 @@
  * relaxed capture mode, never inside a host function of the program.
  *
  * State is guarded by the registry lock (sp_reg_lock). Functions say whether
- * they are called with it held. Dependencies: registry/, backend.h, diag.h.
+ * they are called with it held. Dependencies: runtime/, diag/, registry/,
+ * util/. Callers: reaper/, interpose/.
  */
 #ifndef SAFEPIN_STREAMS_H
 #define SAFEPIN_STREAMS_H

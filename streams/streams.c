@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <string.h>
 
-extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 /* An event several owners wait on (pre-capture events, tail markers). */
 typedef struct shared_ev {

@@ -10,7 +10,8 @@
  * deadline (PM_SYMBOLIZE_MS), module+offset after that: a dying program is
  * never held up for long.
  */
-#include "internal.h"
+#include "diag.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -110,7 +111,6 @@ static void handler(int sig, siginfo_t *info, void *uctx)
     raise(sig);
 }
 
-void sp_postmortem_install(void);
 void sp_postmortem_install(void)
 {
     fault_address_fn = (uintptr_t(*)(void))dlsym(RTLD_DEFAULT, "simhip_last_fault_address");

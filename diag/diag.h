@@ -5,6 +5,9 @@
  * written with write(2), each prefixed "==PID==safepin: <code>: ". Repeats of
  * one code are capped (max_repeats) and counted. Sites (backtraces) are
  * captured with backtrace() into records from sp_mem_alloc.
+ *
+ * Dependencies: registry/ (a range's sites), util/. Callers: runtime/,
+ * streams/, reaper/, interpose/.
  */
 #ifndef SAFEPIN_DIAG_H
 #define SAFEPIN_DIAG_H
@@ -14,6 +17,7 @@
 #include <sys/types.h>
 
 #include "options.h"
+#include "util.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,9 +52,6 @@ typedef struct sp_stats {
 extern sp_stats sp_stat; /* updated with __atomic builtins */
 #define SP_COUNT(field) __atomic_add_fetch(&sp_stat.field, 1, __ATOMIC_RELAXED)
 
-const char *sp_code_name(sp_code c);
-int sp_code_is_violation(sp_code c);
-
 /* Resolve log_path and report against the current directory, warm up
  * backtrace() and the symbolizer, install the fork handler. The log file
  * itself is opened when the first line is written. */
@@ -80,6 +81,13 @@ void sp_log(int level, const char *code, const char *fmt, ...)
  * and, when r is given, where r was registered and unregistered/freed. A
  * violation is kept for the report. Never allocates on the print path;
  * the kept record is dropped if memory runs out. Not a cancellation point. */
+/* The runtimes (runtime/runtime.h's SP_RT_* index) the report names:
+ * set once at start-up (diag knows no runtime), and each one marked when
+ * the program uses it. call_prefix names its calls ("cu", "hip"): a
+ * violation without a range is attributed by the call its message names. */
+void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix);
+void sp_diag_runtime_used(int rt);
+
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -101,14 +109,16 @@ void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
  * Async-signal-tolerant: no allocation, no locks; one caller at a time. */
 void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
 
+/* Install the post-mortem's signal handlers (history option > 0), chained
+ * to those installed before (postmortem.c). */
+void sp_postmortem_install(void);
+
 /* Number of violations seen so far. */
 uint64_t sp_violations(void);
 
 /* End of run: summary on stderr (if anything noteworthy, or log>=info) and
  * the JSON report (report option). */
 void sp_diag_finish(int exit_status);
-
-uint64_t sp_now_ns(void);
 
 #ifdef __cplusplus
 }

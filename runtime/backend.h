@@ -1,0 +1,67 @@
+/*
+ * backend.h - the real functions: the only place that names the runtime.
+ *
+ * sp_real holds a pointer per entry of hooks.inc. real.c, next to it, fills
+ * it with dlsym(RTLD_NEXT) once; unit tests fill it with whatever they test
+ * against (simhip, or fakes). A second runtime (CUDA) would be a second
+ * table, not a fork of the logic.
+ *
+ * Dependencies: diag/ (the resolver logs). Callers: streams/, reaper/,
+ * interpose/.
+ */
+#ifndef SAFEPIN_BACKEND_H
+#define SAFEPIN_BACKEND_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <hip/hip_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kind column of hooks.inc, as a value (SP_KIND_##kind). */
+enum sp_real_kind { SP_KIND_REQ, SP_KIND_OPT, SP_KIND_LIBC };
+
+typedef struct sp_backend {
+#define SP_REAL(kind, ret, name, params) ret (*name) params;
+#include "hooks.inc"
+#undef SP_REAL
+} sp_backend;
+
+extern sp_backend sp_real;
+
+/* Resolve the backend with dlsym(RTLD_NEXT). Fatal (abort with a clear
+ * message) only if a lookup returns safepin's own shim. */
+void sp_resolve_backend(void);
+
+/* A real HIP function, resolved again if the runtime arrived late (dlopen
+ * with RTLD_GLOBAL). NULL if there is still none. */
+#define SP_REAL_HIP(name) \
+    (sp_real.name ? sp_real.name : (sp_resolve_backend(), sp_real.name))
+
+/* glibc's own dlsym (safepin exports a dlsym of its own), and
+ * dlsym(RTLD_NEXT, name) relative to safepin through it. */
+typedef void *(*dlsym_fn)(void *, const char *);
+dlsym_fn sp_real_dlsym(void);
+void *sp_next_symbol(const char *name);
+
+/* The runtime's entries of the table (every kind but LIBC): the first one
+ * set, or NULL; forget them all (the runtime was unloaded); fill the empty
+ * ones from a dlopen handle (a runtime loaded RTLD_LOCAL). */
+void *sp_backend_any_runtime_fn(void);
+void sp_backend_forget_runtime(void);
+void sp_backend_fill_from(void *handle);
+/* Set the entry called name, if it is empty, to fn (hipGetProcAddress). */
+void sp_backend_fill_one(const char *name, void *fn);
+
+/* > 0 while the calling thread runs a host function of the program (a
+ * stream callback or hipLaunchHostFunc): the runtime's own thread, which
+ * must not wait for device work. Initial-exec TLS: read by the memory
+ * hooks, which must not call __tls_get_addr. */
+extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

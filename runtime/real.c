@@ -1,0 +1,148 @@
+/*
+ * real.c - the table of real functions (sp_real) and its resolver:
+ * dlsym(RTLD_NEXT) once, glibc's own dlsym for safepin's lookups, and the
+ * loud error when a lookup returns safepin's own shim.
+ */
+#include "backend.h"
+#include "diag.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+sp_backend sp_real;
+
+__thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
+
+static const struct {
+    const char *name;
+    int kind;
+    size_t offset;
+} table[] = {
+#define SP_REAL(kind, ret, name, params) {#name, SP_KIND_##kind, offsetof(sp_backend, name)},
+#include "hooks.inc"
+#undef SP_REAL
+};
+
+/* glibc's own dlsym. safepin exports a dlsym of its own (shims.c), so its
+ * internal lookups call this one: RTLD_NEXT is then relative to safepin.
+ * Resolved on first use, possibly while a sanitizer runtime initializes:
+ * no instrumentation here. */
+__attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_real_ptr;
+
+__attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
+dlsym_fn sp_dlsym_resolve_real(void)
+{
+    dlsym_fn g = __atomic_load_n(&sp_dlsym_real_ptr, __ATOMIC_ACQUIRE);
+    if (!g) {
+        g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!g)
+            g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        __atomic_store_n(&sp_dlsym_real_ptr, g, __ATOMIC_RELEASE);
+    }
+    return g;
+}
+
+__attribute__((no_sanitize_address)) dlsym_fn sp_real_dlsym(void) { return sp_dlsym_resolve_real(); }
+
+__attribute__((no_sanitize_address)) void *sp_next_symbol(const char *name)
+{
+    dlsym_fn f = sp_real_dlsym();
+    return f ? f(RTLD_NEXT, name) : NULL;
+}
+
+static int same_object(const void *a, const void *b)
+{
+    Dl_info ia, ib;
+    if (!dladdr(a, &ia) || !dladdr(b, &ib))
+        return 0;
+    return ia.dli_fbase == ib.dli_fbase;
+}
+
+void sp_resolve_backend(void)
+{
+    int missing_req = 0, found_req = 0;
+    char missing[512] = "";
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        void **slot = (void **)((char *)&sp_real + table[i].offset);
+        if (*slot)
+            continue; /* already set (tests, or an earlier pass) */
+        void *p = sp_next_symbol(table[i].name);
+        if (p && same_object(p, (void *)&sp_resolve_backend)) {
+            char msg[256];
+            int n = snprintf(msg, sizeof(msg),
+                             "==%d==safepin: fatal: dlsym(RTLD_NEXT, \"%s\") returned safepin's own "
+                             "shim: the library is loaded twice or linked into the program; "
+                             "use LD_PRELOAD only\n",
+                             (int)getpid(), table[i].name);
+            if (n > 0)
+                (void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+            abort();
+        }
+        *slot = p;
+        if (table[i].kind == SP_KIND_REQ) {
+            if (p) {
+                found_req++;
+            } else {
+                missing_req++;
+                if (strlen(missing) + strlen(table[i].name) + 2 < sizeof(missing)) {
+                    strcat(missing, " ");
+                    strcat(missing, table[i].name);
+                }
+            }
+        }
+    }
+    if (missing_req && found_req)
+        sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
+    else if (missing_req)
+        sp_log(SP_LOG_DEBUG, "debug", "no HIP runtime loaded (yet): HIP hooks pass through");
+}
+
+/* The runtime's functions (the table's HIP entries): the first one set
+ * names the instance they belong to. */
+void *sp_backend_any_runtime_fn(void)
+{
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (SP_KIND_##kind != SP_KIND_LIBC && sp_real.name)                         \
+        return (void *)sp_real.name;
+#include "hooks.inc"
+#undef SP_REAL
+    return NULL;
+}
+
+void sp_backend_forget_runtime(void)
+{
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (SP_KIND_##kind != SP_KIND_LIBC)                                         \
+        sp_real.name = NULL;
+#include "hooks.inc"
+#undef SP_REAL
+}
+
+void sp_backend_fill_from(void *handle)
+{
+    dlsym_fn real = sp_real_dlsym();
+    if (!real)
+        return;
+#define SP_REAL(kind, ret, name, params)                                        \
+    if (SP_KIND_##kind != SP_KIND_LIBC && !sp_real.name)                        \
+        sp_real.name = (ret(*) params)real(handle, #name);
+#include "hooks.inc"
+#undef SP_REAL
+}
+
+void sp_backend_fill_one(const char *name, void *fn)
+{
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        void **slot = (void **)((char *)&sp_real + table[i].offset);
+        if (strcmp(table[i].name, name) == 0) {
+            if (!*slot)
+                *slot = fn;
+            return;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+/*
+ * util.c - allocation that bypasses safepin's own hooks, and the clock.
+ *
+ * Memory comes from glibc's __libc_* functions, so the library's own free
+ * hook never sees it; allocation failure is a return value, never fatal.
+ */
+#include "util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t sz);
+extern void __libc_free(void *p);
+
+static _Atomic(sp_mem_fail_fn) g_mem_fail;
+
+#ifdef __SANITIZE_THREAD__
+/* glibc's allocator orders a free and the reuse of that memory with locks
+ * ThreadSanitizer cannot see: a block freed by one thread and handed to
+ * another would be reported as a race. A mutex it sees orders every free
+ * before every later allocation (ThreadSanitizer builds only). */
+static pthread_mutex_t g_mem_order = PTHREAD_MUTEX_INITIALIZER;
+static void mem_order(void)
+{
+    pthread_mutex_lock(&g_mem_order);
+    pthread_mutex_unlock(&g_mem_order);
+}
+#else
+static void mem_order(void) {}
+#endif
+
+static bool mem_should_fail(size_t n)
+{
+    sp_mem_fail_fn fn = atomic_load_explicit(&g_mem_fail, memory_order_acquire);
+    return fn != NULL && fn(n) != 0;
+}
+
+/* Like malloc, but never through safepin's hooks. NULL on failure. */
+void *sp_mem_alloc(size_t n)
+{
+    if (mem_should_fail(n))
+        return NULL;
+    void *p = __libc_malloc(n);
+    mem_order();
+    return p;
+}
+
+/* Like calloc, but never through safepin's hooks. NULL on failure. */
+void *sp_mem_calloc(size_t n, size_t sz)
+{
+    if (mem_should_fail(n * sz))
+        return NULL;
+    void *p = __libc_calloc(n, sz);
+    mem_order();
+    return p;
+}
+
+/* Frees what sp_mem_alloc/sp_mem_calloc returned; NULL is a no-op. */
+void sp_mem_free(void *p)
+{
+    mem_order();
+    __libc_free(p);
+}
+
+/* Testing only: see util.h. */
+void sp_mem_set_fail_hook(sp_mem_fail_fn fn)
+{
+    atomic_store_explicit(&g_mem_fail, fn, memory_order_release);
+}
+
+uint64_t sp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

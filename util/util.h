@@ -1,0 +1,34 @@
+/*
+ * util.h - the small utilities every folder may use: allocation that
+ * bypasses safepin's own free hook, and the monotonic clock.
+ *
+ * Dependencies: libc only. Callers: every other folder.
+ */
+#ifndef SAFEPIN_UTIL_H
+#define SAFEPIN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Allocation that bypasses safepin's own free hook (glibc's __libc_*). */
+void *sp_mem_alloc(size_t n);
+void *sp_mem_calloc(size_t n, size_t sz);
+void sp_mem_free(void *p);
+
+/* Testing only (an addition to the original contract): while fn is set, an
+ * allocation of n bytes through sp_mem_alloc/sp_mem_calloc fails when fn(n)
+ * returns nonzero. NULL turns it off. Lets unit tests reach OOM paths. */
+typedef int (*sp_mem_fail_fn)(size_t n);
+void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sp_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
