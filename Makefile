@@ -89,6 +89,8 @@ UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
 MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
+UCUDA_SRC  := $(wildcard tests/unit-cuda/*.cc)
+UCUDA_BIN  := $(B)/tests/unit_cuda_tests
 SCT_SRC    := $(wildcard tests/simcuda/*.cc)
 SCT_BIN    := $(B)/tests/simcuda_tests
 LCUDA_SRC  := $(wildcard tests/legacy-cuda/*.c)
@@ -102,7 +104,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -155,6 +157,12 @@ $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
 
+# The CUDA face's logic on simcuda, without LD_PRELOAD.
+$(UCUDA_BIN): $(UCUDA_SRC) $(CORE_A) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
+
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
@@ -205,7 +213,7 @@ $(B)/bench/libfloor.so: bench/floor/floor.c
 
 # What the sanitizer suites run: the library, simhip, unit tests, legacy
 # programs, simcuda's tests.
-san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN) $(SCT_BIN)
+san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN) $(SCT_BIN) $(SC_LIB) $(UCUDA_BIN)
 
 san-builds: deps
 	$(MAKE) -j2 SAN=asan san-all

@@ -7,6 +7,8 @@
 #   LEGACY_TIMEOUT=seconds (30)        per run; a hang is a failure of its own
 #   LEGACY_PARTS="native safepin"      which halves to run
 #   LEGACY_PRELOAD_FIRST=lib           preloaded before safepin (a sanitizer runtime)
+#   LEGACY_PRELOAD_LAST=lib            preloaded after it
+#   LEGACY_EXCEPT="prog ..."           not these programs
 #   LEGACY_BAD_PATTERN=regex           output that fails a safepin run (sanitizer reports)
 #   LEGACY_TAG=name                    added to every test name
 #   LEGACY_ENV="K=V ..."               more environment for the safepin runs
@@ -119,10 +121,11 @@ protected() { # spec log -> empty when the safepin run is right
     done
 }
 
-preload_of() { echo "${LEGACY_PRELOAD_FIRST:+$LEGACY_PRELOAD_FIRST }$LIB"; }
+preload_of() { echo "${LEGACY_PRELOAD_FIRST:+$LEGACY_PRELOAD_FIRST }$LIB${LEGACY_PRELOAD_LAST:+ $LEGACY_PRELOAD_LAST}"; }
 
 while read -r prog kind spec; do
     [ -n "$prog" ] || continue
+    [[ " $LEGACY_EXCEPT " == *" $prog "* ]] && continue
     if [ ! -x "$BIN/$prog" ]; then fail "$prog" "missing $BIN/$prog"; continue; fi
     if [[ " $PARTS " == *" native "* ]]; then
         log=$LOGDIR/$prog.native.log
@@ -146,6 +149,7 @@ done <<<"$TABLE"
 if [[ " $PARTS " == *" safepin "* ]]; then
     while read -r prog opts kind; do
         [ -n "$prog" ] || continue
+        [[ " $LEGACY_EXCEPT " == *" $prog "* ]] && continue
         log=$LOGDIR/$prog.opt.log
         run "$log" "log=info:$opts" "$(preload_of)" "$prog"
         why=$(evidence "$kind" "$log")
