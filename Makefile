@@ -98,7 +98,8 @@ LCUDA_BIN  := $(patsubst tests/legacy-cuda/%.c,$(B)/tests/legacy-cuda/%,$(LCUDA_
 RCUDA_BIN  := $(B)/tests/reach-cuda/cudart_lookup $(B)/tests/reach-cuda/dlopen_handle \
               $(B)/tests/reach-cuda/direct_link
 BENCH_SRC  := $(wildcard bench/*.c)
-BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
+BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so \
+              $(patsubst bench/cuda/%.c,$(B)/bench/cuda/%,$(wildcard bench/cuda/*.c))
 
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
@@ -206,6 +207,11 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 $(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
+
+# CUDA rows: driver-API programs on simcuda.
+$(B)/bench/cuda/%: bench/cuda/%.c bench/cuda/cu_bench.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl -pthread
 
 $(B)/bench/libfloor.so: bench/floor/floor.c
 	@mkdir -p $(dir $@)

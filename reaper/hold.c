@@ -21,6 +21,7 @@ static struct {
     held *list;
     size_t n, bytes;
     int need;            /* threads waiting for releases */
+    int idle_seen;       /* consecutive polls that found the device idle */
     uint64_t next_poll_ns;
 } H;
 
@@ -112,10 +113,14 @@ sp_range *sp_hold_take(uint64_t *mark_seq)
     if (!forced(now)) {
         if (now < H.next_poll_ns)
             return NULL;
+        /* Idle at two polls in a row: a gap between two kernels of a busy
+         * stream (microseconds) is not idleness, and a real unregister
+         * started there would wait for the next kernel under the lock. */
         int idle = device_idle();
+        H.idle_seen = idle ? H.idle_seen + 1 : 0;
         now = sp_now_ns();
         H.next_poll_ns = now + poll_ns();
-        if (!H.list || (!idle && !forced(now)))
+        if (!H.list || (H.idle_seen < 2 && !forced(now)))
             return NULL;
     }
     /* Let everything go, in one batch; ranges revived and released again
@@ -126,6 +131,7 @@ sp_range *sp_hold_take(uint64_t *mark_seq)
     held *h = H.list;
     H.list = NULL;
     H.n = H.bytes = 0;
+    H.idle_seen = 0;
     H.next_poll_ns = 0;
     while (h) {
         held *next = h->next;

@@ -8,7 +8,8 @@
  * release's markers have completed, the reaper holds it (the range stays
  * RELEASING: unregistered for the program, G4) and makes the real call
  *   - when the device is idle (every stream known to safepin answers its
- *     query; asked every hold_poll_us), all held releases in one batch;
+ *     query, at two polls in a row, hold_poll_us apart), all held
+ *     releases in one batch;
  *   - at once when the memory is needed: a thread waits for the release (a
  *     register overlapping it, a fixed mmap over its deferred unmap,
  *     unregister=sync, a context being destroyed, the exit drain), or the
