@@ -124,7 +124,8 @@ static int report_leak(sp_range *r, void *arg)
 static int nothing_to_do(void)
 {
     return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
-           (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0);
+           (!sp_real.hipHostRegister && !sp_cuda_ops.present() && sp_violations() == 0 &&
+            sp_stat.registrations == 0);
 }
 
 /* The exit drain, once: from safepin's ELF destructor, before the runtime's
