@@ -73,17 +73,18 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
                 SP_COUNT(nested);
                 sp_history_add(SP_EV_NEST, base, size, *site);
                 sp_diag(SP_NESTED_REGISTER, r,
-                        "%s(%p, %zu, 0x%x): nested (count %d); the bare driver answers 712 here",
-                        name, (void *)base, size, flags, r->nest);
+                        "%s(%p, %zu, 0x%x)%s: nested (count %d); the bare driver answers 712 here",
+                        name, (void *)base, size, flags, sp_cu_entry("cudaHostRegister"), r->nest);
                 *ret = SP_CUDA_SUCCESS;
                 return 1;
             }
             SP_COUNT(overlapping_refused);
             sp_history_add(SP_EV_REFUSED, base, size, *site);
             sp_diag(SP_OVERLAPPING_REGISTER, r,
-                    "%s(%p, %zu, 0x%x) overlaps the live registration 0x%lx (%zu bytes, flags "
+                    "%s(%p, %zu, 0x%x)%s overlaps the live registration 0x%lx (%zu bytes, flags "
                     "0x%x): CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
-                    name, (void *)base, size, flags, (unsigned long)r->base, r->size, r->flags);
+                    name, (void *)base, size, flags, sp_cu_entry("cudaHostRegister"),
+                    (unsigned long)r->base, r->size, r->flags);
             *ret = SP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
             return 1;
         }
@@ -118,8 +119,8 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
     if (!p || size == 0) {
-        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(%p, %zu, 0x%x): %s", name, p, size, flags,
-                p ? "size 0" : "NULL pointer");
+        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(%p, %zu, 0x%x)%s: %s", name, p, size, flags,
+                sp_cu_entry("cudaHostRegister"), p ? "size 0" : "NULL pointer");
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     uintptr_t base = (uintptr_t)p;
@@ -203,10 +204,10 @@ static sp_CUresult unregister_unknown(void *p, sp_site *site)
     if (e == SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED) {
         if (dbl)
             sp_diag(SP_DOUBLE_UNREGISTER, NULL,
-                    "cuMemHostUnregister(%p): already unregistered (and released)", p);
+                    "cuMemHostUnregister(%p)%s: already unregistered (and released)", p, sp_cu_entry("cudaHostUnregister"));
         else
-            sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "cuMemHostUnregister(%p): not a registered pointer",
-                    p);
+            sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "cuMemHostUnregister(%p)%s: not a registered pointer",
+                    p, sp_cu_entry("cudaHostUnregister"));
     }
     sp_reg_unlock();
     sp_site_free(site);
@@ -217,7 +218,7 @@ sp_CUresult sp_cu_host_unregister(void *p)
 {
     sp_cu_enter();
     if (!p) {
-        sp_diag(SP_INVALID_ARGUMENT, NULL, "cuMemHostUnregister(NULL)");
+        sp_diag(SP_INVALID_ARGUMENT, NULL, "cuMemHostUnregister(NULL)%s", sp_cu_entry("cudaHostUnregister"));
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     uintptr_t base = (uintptr_t)p;
@@ -229,16 +230,17 @@ sp_CUresult sp_cu_host_unregister(void *p)
         return unregister_unknown(p, site);
     if (r->base != base) {
         sp_diag(SP_UNREGISTER_INTERIOR, r,
-                "cuMemHostUnregister(%p): %zu bytes inside the range 0x%lx (%zu bytes); "
+                "cuMemHostUnregister(%p)%s: %zu bytes inside the range 0x%lx (%zu bytes); "
                 "CUDA_ERROR_INVALID_VALUE, the range stays %s",
-                p, (size_t)(base - r->base), (unsigned long)r->base, r->size,
+                p, sp_cu_entry("cudaHostUnregister"), (size_t)(base - r->base), (unsigned long)r->base, r->size,
                 r->state == SP_RANGE_LIVE ? "registered" : "pending release");
         sp_reg_unlock();
         sp_site_free(site);
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     if (r->state == SP_RANGE_RELEASING) {
-        sp_diag(SP_DOUBLE_UNREGISTER, r, "cuMemHostUnregister(%p): already unregistered", p);
+        sp_diag(SP_DOUBLE_UNREGISTER, r, "cuMemHostUnregister(%p)%s: already unregistered", p,
+                sp_cu_entry("cudaHostUnregister"));
         sp_reg_unlock();
         sp_site_free(site);
         return SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
@@ -283,9 +285,9 @@ sp_CUresult sp_cu_mem_free(sp_CUdeviceptr d)
     sp_range *r = settled_containing((uintptr_t)p);
     if (r && r->state == SP_RANGE_LIVE) {
         sp_diag(SP_HIPFREE_HOST_POINTER, r,
-                "cuMemFree_v2(%p) of host memory inside the registered range 0x%lx (%zu bytes): "
+                "cuMemFree_v2(%p)%s of host memory inside the registered range 0x%lx (%zu bytes): "
                 "CUDA_ERROR_INVALID_VALUE, registration untouched",
-                p, (unsigned long)r->base, r->size);
+                p, sp_cu_entry("cudaFree"), (unsigned long)r->base, r->size);
         sp_reg_unlock();
         return SP_CUDA_ERROR_INVALID_VALUE;
     }

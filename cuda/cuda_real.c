@@ -8,6 +8,7 @@
 #include "runtime.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 sp_cu_table sp_cu;
@@ -94,4 +95,17 @@ sp_CUcontext sp_cu_current_ctx(void)
     if (!sp_cu.cuCtxGetCurrent || sp_cu.cuCtxGetCurrent(&c) != SP_CUDA_SUCCESS)
         return NULL;
     return c;
+}
+
+__thread void *sp_cu_caller;
+
+const char *sp_cu_entry(const char *runtime_call)
+{
+    static __thread char buf[64];
+    Dl_info di;
+    if (!sp_cu_caller || !dladdr(sp_cu_caller, &di) || !di.dli_fname ||
+        !strstr(di.dli_fname, "libcudart"))
+        return "";
+    snprintf(buf, sizeof(buf), " (%s)", runtime_call);
+    return buf;
 }

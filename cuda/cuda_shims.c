@@ -26,20 +26,33 @@
         return e_;                                                             \
     } while (0)
 
+/* The entry's caller, for diagnostics that name the runtime call. */
+#define SP_CALLER() (sp_cu_caller = __builtin_return_address(0))
+
 SP_EXPORT sp_CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags)
 {
+    SP_CALLER();
     SP_NOCANCEL(sp_cu_host_register(SP_CU_REAL(cuMemHostRegister), "cuMemHostRegister", p, n, flags));
 }
 
 SP_EXPORT sp_CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 {
+    SP_CALLER();
     SP_NOCANCEL(sp_cu_host_register(SP_CU_REAL(cuMemHostRegister_v2), "cuMemHostRegister_v2", p, n,
                                     flags));
 }
 
-SP_EXPORT sp_CUresult cuMemHostUnregister(void *p) { SP_NOCANCEL(sp_cu_host_unregister(p)); }
+SP_EXPORT sp_CUresult cuMemHostUnregister(void *p)
+{
+    SP_CALLER();
+    SP_NOCANCEL(sp_cu_host_unregister(p));
+}
 
-SP_EXPORT sp_CUresult cuMemFree_v2(sp_CUdeviceptr d) { SP_NOCANCEL(sp_cu_mem_free(d)); }
+SP_EXPORT sp_CUresult cuMemFree_v2(sp_CUdeviceptr d)
+{
+    SP_CALLER();
+    SP_NOCANCEL(sp_cu_mem_free(d));
+}
 
 SP_EXPORT sp_CUresult cuPointerGetAttribute(void *data, int attr, sp_CUdeviceptr ptr)
 {
