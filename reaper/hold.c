@@ -149,8 +149,8 @@ sp_range *sp_hold_take(uint64_t *mark_seq)
 void sp_hold_need(int delta)
 {
     H.need += delta;
-    if (delta > 0)
-        sp_reg_broadcast();
+    if (delta > 0 && H.list)
+        sp_reg_broadcast(); /* the reaper sleeps until its next poll */
 }
 
 size_t sp_hold_bytes(void) { return H.bytes; }

@@ -844,13 +844,14 @@ int sp_streams_idle(int rt)
         if (e->rt == rt && !e->capturing && !e->retiring)
             v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL};
     S.marking++;
+    int ndev = S.ndev;
     sp_reg_unlock();
     int idle = 1;
     int old = sp_relaxed_enter();
     place_state ps;
     memset(&ps, 0, sizeof(ps));
     for (size_t i = 0; i < n && idle; i++) {
-        if (rt == SP_RT_CUDA || S.ndev > 1)
+        if (rt == SP_RT_CUDA || ndev > 1)
             go_to(rt, &ps, v[i].place);
         if (o->stream_query(v[i].s) != 0)
             idle = 0;

@@ -156,4 +156,17 @@ if [[ " $PARTS " == *" safepin "* ]]; then
         if [ -z "$why" ]; then pass "$prog with safepin $opts shows $kind"; else fail "$prog with safepin $opts" "$why"; fi
     done <<<"$OPTRUNS"
 fi
+# The JSON report says which runtime: the program's and each violation's.
+if [[ " $PARTS " == *" safepin "* ]] && [[ " $LEGACY_EXCEPT " != *" cuda_answers "* ]]; then
+    rep=$LOGDIR/cuda_answers.report.json
+    rm -f "$rep"
+    run "$LOGDIR/cuda_answers.report.log" "log=error:report=$PWD/$rep" "$(preload_of)" cuda_answers
+    if [ "$RC" -eq 0 ] && grep -q '"runtimes": \["CUDA"\]' "$rep" 2>/dev/null &&
+        grep -q '"code": "unregister-interior", "runtime": "CUDA"' "$rep" &&
+        grep -q '"code": "unregister-unknown", "runtime": "CUDA"' "$rep"; then
+        pass "the report names the CUDA runtime"
+    else
+        fail "the report names the CUDA runtime" "exit $RC; $(grep -m1 runtimes "$rep" 2>/dev/null)"
+    fi
+fi
 [ "$NFAIL" -eq 0 ]
