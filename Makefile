@@ -7,6 +7,10 @@
 #   make bench      the benchmark table (build/bench.json)
 #   make install    DESTDIR=... PREFIX=/usr/local (LIBDIR, SIMDIR, MANDIR: see below)
 #   make deb        build/safepin_<version>_<arch>.deb (scripts/make-deb)
+#   make gpu-test   the hazards on a real NVIDIA GPU, bare and under safepin
+#   make gpu-bench  the benchmark table on a real NVIDIA GPU (build/gpu-bench.json)
+#                   (both skip, saying why, without an NVIDIA GPU and nvcc;
+#                   make test never calls them: tests/gpu/README.md)
 #
 # SAN=asan|ubsan|tsan builds a sanitizer variant into build/<san>/.
 # V=1 prints the full commands (by default one short line per file).
@@ -30,7 +34,10 @@ SANFLAGS := $(SANFLAGS_$(SAN))
 
 HIPDEFS  := -D__HIP_PLATFORM_AMD__ -I/usr/include -DSAFEPIN_VERSION='"$(VERSION)"'
 WARN     := -Wall -Wextra -Werror
-CFLAGS   := -std=c11 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
+# Headers a GPU machine lacks (scripts/pack-gpu-deps), searched after the
+# system's: absent on build machines, where nothing changes.
+GPU_DEPS := $(addprefix -idirafter ,$(wildcard .gpu-run/include))
+CFLAGS   := -std=c11 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS) $(GPU_DEPS)
 CXXFLAGS := -std=c++17 -D_GNU_SOURCE $(HIPDEFS) $(WARN) -O2 -g -fPIC -pthread $(SANFLAGS)
 LDFLAGS  := -pthread $(SANFLAGS)
 
@@ -84,6 +91,8 @@ DIAG_SRC   := $(wildcard tests/diag/*.c)
 DIAG_BIN   := $(patsubst tests/diag/%.c,$(B)/tests/diag/%,$(DIAG_SRC))
 REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
+ALLOC_SRC  := $(wildcard tests/allocators/*.c)
+ALLOC_BIN  := $(patsubst tests/allocators/%.c,$(B)/tests/allocators/%,$(ALLOC_SRC))
 UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
@@ -105,7 +114,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -188,6 +197,10 @@ $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/allocators/%: tests/allocators/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c
@@ -284,7 +297,7 @@ $(FUZZ_OPT_BIN): tests/fuzz/options_fuzz.c diag/options.c diag/options.h diag/op
 	  -fno-sanitize-recover=undefined $(INC_diag) \
 	  tests/fuzz/options_fuzz.c diag/options.c -o $@
 
-.PHONY: fuzz fuzz-options
+.PHONY: fuzz fuzz-options gpu-test gpu-bench gpu-build
 fuzz: deps
 	$(MAKE) -j2 all
 	@scripts/fuzz $(SECONDS)
@@ -292,3 +305,72 @@ fuzz: deps
 fuzz-options: deps $(FUZZ_OPT_BIN)
 	@mkdir -p build/fuzz/corpus
 	$(FUZZ_OPT_BIN) -max_total_time=$(SECONDS) -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
+
+# ---- the real GPU (tests/gpu) ------------------------------------------------
+# make gpu-test / gpu-bench: on a machine with an NVIDIA GPU and nvcc (an H200
+# proves them). Elsewhere they say why they skip and succeed; nothing else
+# depends on nvcc.
+NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+BIN2C     := $(CUDA_HOME)/bin/bin2c
+GB        := build/gpu
+GT        := tests/gpu
+NVFLAGS   := -O2 -g -gencode arch=compute_90,code=[sm_90,compute_90]
+GPU_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -I$(CUDA_HOME)/include
+GPU_LEGACY_SKIP := second_device unreg_free_reuse main_pthread_exit
+GPU_LEGACY := $(filter-out $(addprefix $(GB)/legacy/,$(GPU_LEGACY_SKIP)),\
+                $(patsubst tests/legacy/%.c,$(GB)/legacy/%,$(LEGACY_SRC)))
+GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB)/gpubench \
+             $(GPU_LEGACY)
+
+$(GB)/%.o: $(GT)/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(GB)/simhip_gpu.o: $(GT)/hipnv/simhip_gpu.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(GB)/gpu_rt_%.o: $(GT)/gpu_rt.cu $(GT)/gpu_api.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -DGPU_API_NAME='"cudart-$*"' -c $< -o $@
+
+$(GB)/%.c.o: $(GT)/%.c $(GT)/gpu_api.h $(GT)/real_driver.h
+	@mkdir -p $(dir $@)
+	$(CC) $(GPU_CFLAGS) -c $< -o $@
+
+# The driver-API build loads kernels.cu's code from an embedded fatbin.
+$(GB)/kernels_fatbin.h: $(GT)/kernels.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -fatbin $< -o $(GB)/kernels.fatbin
+	$(BIN2C) -c -n gt_fatbin $(GB)/kernels.fatbin >$@
+
+$(GB)/hazards-static: $(GB)/hazards.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
+	$(NVCC) -o $@ $^ -lpthread
+
+$(GB)/hazards-shared: $(GB)/hazards.c.o $(GB)/gpu_rt_shared.o $(GB)/kernels.o
+	$(NVCC) -cudart shared -o $@ $^ -lpthread
+
+$(GB)/hazards-driver: $(GT)/hazards.c $(GT)/gpu_drv.c $(GT)/gpu_api.h $(GT)/real_driver.h $(GB)/kernels_fatbin.h
+	$(CC) $(GPU_CFLAGS) -I$(GB) $(GT)/hazards.c $(GT)/gpu_drv.c -o $@ \
+	  -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
+
+$(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
+	$(NVCC) -o $@ $^ -lpthread
+
+# The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+                $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
+	@mkdir -p $(dir $@)
+	$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
+	$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
+
+gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS)
+
+gpu-test:
+	@$(GT)/have-gpu gpu-test || exit 0; \
+	  $(MAKE) -j8 gpu-build && python3 $(GT)/run.py
+
+gpu-bench:
+	@$(GT)/have-gpu gpu-bench || exit 0; \
+	  $(MAKE) -j8 gpu-build && python3 $(GT)/bench.py

@@ -21,7 +21,7 @@ static const struct {
     const char *name;
     size_t offset;
 } table[] = {
-#define SP_CU(ret, name, params) {#name, offsetof(sp_cu_table, name)},
+#define SP_CU(kind, ret, name, params) {#name, offsetof(sp_cu_table, name)},
 #include "cuda_real.inc"
 #undef SP_CU
 };

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 typedef struct sp_cu_table {
-#define SP_CU(ret, name, params) ret (*name) params;
+#define SP_CU(kind, ret, name, params) ret (*name) params;
 #include "cuda_real.inc"
 #undef SP_CU
 } sp_cu_table;

@@ -495,8 +495,11 @@ typedef struct hist_event {
 static hist_event hist[SP_HIST_MAX];
 static uint64_t hist_n;
 
-static const char *hist_kind[] = {"register", "nest", "unregister", "free", "released",
-                                  "revive", "refused"};
+static const char *const hist_kind[SP_EV_COUNT] = {
+#define SP_EVENT(id, name) name,
+#include "events.inc"
+#undef SP_EVENT
+};
 
 void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site)
 {
@@ -563,7 +566,7 @@ static int hist_pick(uint64_t k, uint64_t cap, uintptr_t addr, hist_event *out)
         out->n = 0;
     for (int j = 0; j < out->n; j++)
         out->pc[j] = __atomic_load_n(&e->pc[j], __ATOMIC_RELAXED);
-    if (out->kind < 0 || out->kind > SP_EV_REFUSED)
+    if (out->kind < 0 || out->kind >= SP_EV_COUNT)
         return 0;
     return !addr || (addr >= out->base && addr < out->base + (out->size ? out->size : 1));
 }
@@ -733,13 +736,13 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
     fprintf(f, "  \"counters\": {\n");
-#define C(x) fprintf(f, "    \"%s\": %llu,\n", #x, (unsigned long long)sp_stat.x)
-    C(registrations); C(nested); C(revived); C(overlapping_refused);
-    C(releases_submitted); C(releases_completed); C(releases_cancelled);
-    C(deferred_frees); C(deferred_unmaps); C(deferred_hipfree);
-    C(waits_for_release); C(capture_deferrals); C(marker_batches); C(runtime_errors);
-#undef C
-    fprintf(f, "    \"leaks\": %llu\n  },\n", (unsigned long long)sp_stat.leaks);
+    const char *sep = "";
+#define SP_COUNTER(x)                                                           \
+    fprintf(f, "%s    \"%s\": %llu", sep, #x, (unsigned long long)sp_stat.x);    \
+    sep = ",\n";
+#include "counters.inc"
+#undef SP_COUNTER
+    fprintf(f, "\n  },\n");
     fprintf(f, "  \"codes\": {");
     for (int c = 0; c < SP_CODE_COUNT; c++)
         fprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,
@@ -749,8 +752,13 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
                "\"p99\": %.1f, \"max\": %.1f},\n",
             (unsigned long long)nlat, p50, p90, p99, max);
     fprintf(f, "  \"violations\": [");
-    pthread_mutex_lock(&kept_lock);
-    for (unsigned i = 0; i < kept_n; i++) {
+    /* Bounded: exit() from a signal handler that interrupted a diagnostic on
+     * this thread finds the lock its own; the report then lists none. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    int locked = pthread_mutex_timedlock(&kept_lock, &until) == 0;
+    for (unsigned i = 0; locked && i < kept_n; i++) {
         kept_violation *k = kept[i];
         fprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
         if (k->rt >= 0 && k->rt < SP_DIAG_RT_MAX && rt_names[k->rt])
@@ -765,8 +773,9 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         json_site(f, "unregistered", k->unregistered);
         fprintf(f, "}");
     }
-    pthread_mutex_unlock(&kept_lock);
-    fprintf(f, "%s]\n}\n", kept_n ? "\n  " : "");
+    if (locked)
+        pthread_mutex_unlock(&kept_lock);
+    fprintf(f, "%s]\n}\n", locked && kept_n ? "\n  " : "");
     int err = ferror(f) ? (errno ? errno : EIO) : 0;
     if (fclose(f) != 0 && !err)
         err = errno ? errno : EIO;

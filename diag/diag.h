@@ -41,11 +41,9 @@ typedef struct sp_site {
 } sp_site;
 
 typedef struct sp_stats {
-    uint64_t registrations, nested, revived, overlapping_refused;
-    uint64_t releases_submitted, releases_completed, releases_cancelled;
-    uint64_t deferred_frees, deferred_unmaps, deferred_hipfree;
-    uint64_t waits_for_release, capture_deferrals, marker_batches;
-    uint64_t runtime_errors, leaks;
+#define SP_COUNTER(name) uint64_t name;
+#include "counters.inc"
+#undef SP_COUNTER
     uint64_t code_count[SP_CODE_COUNT];
 } sp_stats;
 
@@ -100,8 +98,12 @@ void sp_site_free(sp_site *s);
 void sp_record_latency(uint64_t unregister_call_ns, uint64_t done_ns);
 
 /* Event history for post-mortems. */
-enum { SP_EV_REGISTER, SP_EV_NEST, SP_EV_UNREGISTER, SP_EV_FREE, SP_EV_RELEASED,
-       SP_EV_REVIVE, SP_EV_REFUSED };
+typedef enum sp_event {
+#define SP_EVENT(id, name) SP_EV_##id,
+#include "events.inc"
+#undef SP_EVENT
+    SP_EV_COUNT
+} sp_event;
 /* site: frames to keep with the event (may be NULL). */
 void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
 /* Print the history (all, or only events overlapping addr when addr != 0),

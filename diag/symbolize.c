@@ -56,8 +56,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define RUN_MS 5000       /* one ordinary addr2line run, at most */
 #define RUN_MAX_ADDRS 256 /* addresses per run */
 #define MAX_ENV 512

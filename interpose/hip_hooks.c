@@ -37,69 +37,71 @@ static sp_range *settled_containing(uintptr_t p)
 
 /* ---- register ------------------------------------------------------------ */
 
-hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
+/* hipInvalidValue, with its diagnostic, for arguments no runtime accepts. */
+static hipError_t check_register_args(void *p, size_t size, unsigned int flags)
 {
-    sp_init();
-    if (!SP_REAL_HIP(hipHostRegister))
-        return hipErrorNotInitialized;
     if (!p || size == 0) {
         sp_diag(SP_INVALID_ARGUMENT, NULL, "hipHostRegister(%p, %zu, 0x%x): %s", p, size, flags,
                 p ? "size 0" : "NULL pointer");
         return hipErrorInvalidValue;
     }
-    uintptr_t base = (uintptr_t)p;
-    if (size > UINTPTR_MAX - base) {
+    if (size > UINTPTR_MAX - (uintptr_t)p) {
         sp_diag(SP_INVALID_ARGUMENT, NULL,
                 "hipHostRegister(%p, %zu, 0x%x): the range wraps around the address space", p,
                 size, flags);
         return hipErrorInvalidValue;
     }
-    int dev = 0;
-    if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
-        dev = 0;
-    sp_site *site = sp_site_capture();
+    return hipSuccess;
+}
 
-    sp_reg_lock();
+/* What the ranges overlapping a new registration make of it: nested in an
+ * identical live one, refused by another live one, reviving an identical
+ * pending one, or waiting for a pending release. Lock held (released while
+ * waiting). Returns 0 once nothing overlaps (the caller inserts), else 1
+ * with *e the answer; *site_kept says whether a range took site. */
+static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *site,
+                           hipError_t *e, int *site_kept)
+{
+    uintptr_t base = (uintptr_t)p;
     for (;;) {
         sp_range *r = sp_reg_find_overlap(base, size);
         if (!r)
-            break;
+            return 0;
         if (r->registering) {
             sp_reg_wait();
             continue;
         }
+        int same = r->base == base && r->size == size && r->flags == flags;
+        if (r->state == SP_RANGE_LIVE && same) {
+            r->nest++;
+            SP_COUNT(nested);
+            sp_history_add(SP_EV_NEST, base, size, site);
+            sp_diag(SP_NESTED_REGISTER, r, "hipHostRegister(%p, %zu, 0x%x): nested (count %d)",
+                    p, size, flags, r->nest);
+            *e = hipSuccess;
+            return 1;
+        }
         if (r->state == SP_RANGE_LIVE) {
-            if (r->base == base && r->size == size && r->flags == flags) {
-                r->nest++;
-                SP_COUNT(nested);
-                sp_history_add(SP_EV_NEST, base, size, site);
-                sp_diag(SP_NESTED_REGISTER, r, "hipHostRegister(%p, %zu, 0x%x): nested (count %d)",
-                        p, size, flags, r->nest);
-                sp_reg_unlock();
-                sp_site_free(site);
-                return hipSuccess;
-            }
             SP_COUNT(overlapping_refused);
             sp_history_add(SP_EV_REFUSED, base, size, site);
             sp_diag(SP_OVERLAPPING_REGISTER, r,
                     "hipHostRegister(%p, %zu, 0x%x) overlaps the live registration 0x%lx (%zu bytes, "
                     "flags 0x%x): hipErrorHostMemoryAlreadyRegistered",
                     p, size, flags, (unsigned long)r->base, r->size, r->flags);
-            sp_reg_unlock();
-            sp_site_free(site);
-            return hipErrorHostMemoryAlreadyRegistered;
+            *e = hipErrorHostMemoryAlreadyRegistered;
+            return 1;
         }
         /* RELEASING: revive an identical one, otherwise wait for it. */
-        if (sp_opt.revive && r->base == base && r->size == size && r->flags == flags &&
-            sp_reaper_revive(r)) {
+        if (sp_opt.revive && same && sp_reaper_revive(r)) {
             SP_COUNT(revived);
             sp_site_free(r->reg_site);
             sp_site_free(r->unreg_site);
             r->reg_site = site;
             r->unreg_site = NULL;
+            *site_kept = 1;
             sp_history_add(SP_EV_REVIVE, base, size, site);
-            sp_reg_unlock();
-            return hipSuccess;
+            *e = hipSuccess;
+            return 1;
         }
         if (sp_tls_in_hostfn) {
             /* Waiting here could wait for this very host function. */
@@ -107,27 +109,19 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
                     "hipHostRegister(%p, %zu) from a host function overlaps 0x%lx, whose release "
                     "is pending: hipErrorHostMemoryAlreadyRegistered",
                     p, size, (unsigned long)r->base);
-            sp_reg_unlock();
-            sp_site_free(site);
-            return hipErrorHostMemoryAlreadyRegistered;
+            *e = hipErrorHostMemoryAlreadyRegistered;
+            return 1;
         }
         SP_COUNT(waits_for_release);
         sp_reaper_wait_range(r->base, r->id);
     }
-    sp_range *r = sp_reg_insert(base, size, flags, dev);
-    if (!r) {
-        sp_reg_unlock();
-        sp_site_free(site);
-        sp_log(SP_LOG_ERROR, "runtime-error",
-               "out of memory in the registry: %p (%zu bytes) registered without safepin's guarantees",
-               p, size);
-        return sp_real.hipHostRegister(p, size, flags);
-    }
-    r->registering = 1;
-    r->reg_site = site;
-    uint64_t tok = sp_reg_op_begin(base, size);
-    sp_reg_unlock();
+}
 
+/* The real register of r (inserted, registering), serialized by tok; r
+ * stays if it succeeded, else it goes. Lock NOT held. */
+static hipError_t register_range(sp_range *r, void *p, size_t size, unsigned int flags,
+                                 uint64_t tok)
+{
     /* Memory the runtime already owns (hipHostMalloc, or registered where
      * safepin did not see it): its register is the runtime's business, and
      * so is the matching unregister. */
@@ -136,26 +130,61 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
 
     sp_reg_lock();
     sp_reg_op_end(tok);
-    if (foreign) {
+    if (foreign)
         sp_log(SP_LOG_INFO, "info",
                "hipHostRegister(%p, %zu): the runtime already knows this memory (hipHostMalloc or "
                "a registration made elsewhere); passed through, not tracked: returned %d",
                p, size, (int)e);
-        sp_site_free(r->reg_site);
-        r->reg_site = NULL;
-        sp_reg_remove(r);
-    } else if (e != hipSuccess) {
+    if (foreign || e != hipSuccess) {
         sp_site_free(r->reg_site);
         r->reg_site = NULL;
         sp_reg_remove(r);
     } else {
         r->registering = 0;
         SP_COUNT(registrations);
-        sp_history_add(SP_EV_REGISTER, base, size, site);
+        sp_history_add(SP_EV_REGISTER, r->base, size, r->reg_site);
     }
     sp_reg_broadcast();
     sp_reg_unlock();
     return e;
+}
+
+hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
+{
+    sp_init();
+    if (!SP_REAL_HIP(hipHostRegister))
+        return hipErrorNotInitialized;
+    hipError_t e = check_register_args(p, size, flags);
+    if (e != hipSuccess)
+        return e;
+    int dev = 0;
+    if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
+        dev = 0;
+    sp_site *site = sp_site_capture();
+
+    sp_range *r = NULL;
+    uint64_t tok = 0;
+    int site_kept = 0;
+    sp_reg_lock();
+    int settled = settle_overlaps(p, size, flags, site, &e, &site_kept);
+    if (!settled && (r = sp_reg_insert((uintptr_t)p, size, flags, dev)) != NULL) {
+        r->registering = 1;
+        r->reg_site = site;
+        site_kept = 1;
+        tok = sp_reg_op_begin((uintptr_t)p, size);
+    }
+    sp_reg_unlock();
+    if (!site_kept)
+        sp_site_free(site);
+
+    if (settled)
+        return e;
+    if (r)
+        return register_range(r, p, size, flags, tok);
+    sp_log(SP_LOG_ERROR, "runtime-error",
+           "out of memory in the registry: %p (%zu bytes) registered without safepin's guarantees",
+           p, size);
+    return sp_real.hipHostRegister(p, size, flags);
 }
 
 /* ---- unregister ---------------------------------------------------------- */

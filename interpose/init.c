@@ -25,6 +25,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* See internal.h. */
+__thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int initialized;
 static int drain_done;
@@ -128,14 +131,29 @@ static int nothing_to_do(void)
             sp_stat.registrations == 0);
 }
 
+/* exit() from a signal handler that interrupted one of safepin's hooks on
+ * this thread. The hook may hold safepin's lock (or be half-way through
+ * taking it), or a runtime lock inside a call safepin made, which the reaper
+ * may be waiting for: nothing can be drained and no lock taken (waiting
+ * would wait for ourselves). The pending releases are not completed and
+ * no leak walk is made; said at log=info. */
+static int exit_interrupted_hook(void)
+{
+    if (!sp_reg_held() && sp_tls_in_hook == 0)
+        return 0;
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        sp_log(SP_LOG_INFO, "exit",
+               "exit() interrupted a safepin hook on this thread (a signal handler): "
+               "no exit drain and no leak report");
+    return 1;
+}
+
 /* The exit drain, once: from safepin's ELF destructor, before the runtime's
  * own destructor can tear it down (see the top of this file). */
 __attribute__((destructor)) static void sp_exit_drain(void)
 {
-    /* exit() from a signal handler that interrupted one of safepin's hooks
-     * on this thread: the lock is this thread's own, so nothing can be
-     * drained (waiting would wait for ourselves). */
-    if (sp_reg_held())
+    if (exit_interrupted_hook())
         return;
     if (nothing_to_do() || __atomic_exchange_n(&drain_done, 1, __ATOMIC_ACQ_REL))
         return;
@@ -149,7 +167,7 @@ void sp_at_exit(int status, void *arg)
         return;
     if (nothing_to_do())
         return;
-    if (!sp_reg_held()) { /* else: see sp_exit_drain; no drain, no leak walk */
+    if (!exit_interrupted_hook()) {
         sp_exit_drain(); /* if no destructor ran it (exit from a destructor) */
         if (drain_end == SP_DRAIN_DONE) /* releases started by later destructors */
             sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);

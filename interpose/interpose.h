@@ -4,6 +4,7 @@
  * Three names per hook: the exported shim (hipHostUnregister, in shims.c),
  * the real function (sp_real.hipHostUnregister, backend.h) and the logic
  * (sp_host_unregister, here), which tests call directly without LD_PRELOAD.
+ * For HIP, one line of runtime/hip.inc names all three.
  * HIP hooks initialize the library (pthread_once); memory hooks never do:
  * until something is registered they are one predictable branch.
  */
@@ -22,28 +23,17 @@ extern "C" {
 /* Idempotent: options, log, backend resolution, fork and exit handlers. */
 void sp_init(void);
 
-hipError_t sp_host_register(void *p, size_t size, unsigned int flags);
-hipError_t sp_host_unregister(void *p);
-hipError_t sp_hip_free(void *p);
-hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p);
+/* The logic of each HIP hook (hip_hooks.c, reach.c), named by hip.inc:
+ * hipHostRegister -> sp_host_register, with the same parameters. */
+#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_LOGIC_##kind(ret, params, logic)
+#define SP_HIP_LOGIC_HOOK(ret, params, logic) ret logic params;
+#define SP_HIP_LOGIC_CALL(ret, params, logic)
+#include "hip.inc"
+#undef SP_HIP
+#undef SP_HIP_LOGIC_HOOK
+#undef SP_HIP_LOGIC_CALL
 
-hipError_t sp_stream_create(hipStream_t *s);
-hipError_t sp_stream_create_with_flags(hipStream_t *s, unsigned int flags);
-hipError_t sp_stream_create_with_priority(hipStream_t *s, unsigned int flags, int priority);
-hipError_t sp_stream_destroy(hipStream_t s);
-hipError_t sp_stream_begin_capture(hipStream_t s, hipStreamCaptureMode mode);
-hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph);
-hipError_t sp_stream_add_callback(hipStream_t s, hipStreamCallback_t cb, void *ud,
-                                  unsigned int flags);
-hipError_t sp_launch_host_func(hipStream_t s, hipHostFn_t fn, void *ud);
-hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind kind,
-                           hipStream_t stream);
-hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags);
-hipError_t sp_host_get_flags(unsigned int *flags, void *p);
-/* ROCm 6.2+: function pointers from the runtime; hooked names get the shim. */
-hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags,
-                               int *status);
-
+/* The logic of the libc hooks (mem_hooks.c); their shims are in shims.c. */
 void sp_free(void *p);
 void *sp_realloc(void *p, size_t n);
 int sp_munmap(void *addr, size_t len);

@@ -375,7 +375,21 @@ typedef struct claim_ctx {
     int live_only;  /* count LIVE ranges it would claim (and claim none) */
     int n;
     sp_site *site;
+    /* The diagnostics wait until the caller has made the real call
+     * (claim_quiet/claim_say): see sp_munmap. */
+    int quiet;
+    int n_quiet;
+    uintptr_t quiet_base[8];
 } claim_ctx;
+
+static void say_freed(sp_range *r, claim_ctx *c)
+{
+    sp_diag(SP_FREED_WHILE_REGISTERED, r,
+            "%s(0x%lx, %zu bytes) of memory still registered: the range 0x%lx (%zu bytes) is "
+            "released first and the memory kept alive until then",
+            c->what, (unsigned long)c->addr, c->len, (unsigned long)r->base, r->size);
+    sp_history_add(SP_EV_FREE, r->base, r->size, c->site);
+}
 
 static void report_live(sp_range *r, claim_ctx *c)
 {
@@ -391,11 +405,10 @@ static void report_live(sp_range *r, claim_ctx *c)
         }
     }
     r->t_unregister_ns = sp_now_ns();
-    sp_diag(SP_FREED_WHILE_REGISTERED, r,
-            "%s(0x%lx, %zu bytes) of memory still registered: the range 0x%lx (%zu bytes) is "
-            "released first and the memory kept alive until then",
-            c->what, (unsigned long)c->addr, c->len, (unsigned long)r->base, r->size);
-    sp_history_add(SP_EV_FREE, r->base, r->size, c->site);
+    if (c->quiet && c->n_quiet < (int)(sizeof(c->quiet_base) / sizeof(c->quiet_base[0])))
+        c->quiet_base[c->n_quiet++] = r->base;
+    else
+        say_freed(r, c);
 }
 
 static int claim_one(sp_range *r, void *arg)
@@ -420,7 +433,7 @@ static int claim_one(sp_range *r, void *arg)
  * many ranges it claimed. */
 static int claim(uintptr_t addr, size_t len, const char *what, int block)
 {
-    claim_ctx c = {what, addr, len, block, 0, 0, NULL};
+    claim_ctx c = {what, addr, len, block, 0, 0, NULL, 0, 0, {0}};
     if (!len)
         return 0;
     sp_reaper_wait_registering(addr, len);
@@ -429,10 +442,41 @@ static int claim(uintptr_t addr, size_t len, const char *what, int block)
     return c.n;
 }
 
+/* Lock held. claim(), but the freed-while-registered diagnostics wait for
+ * claim_say(): a diagnostic maps memory of its own (the symbolizer, the
+ * allocator, a sanitizer runtime's bookkeeping), which the kernel may place
+ * in a hole of the very span the program is unmapping; unmapping first
+ * keeps safepin from unmapping its own new memory. */
+static void claim_quiet(claim_ctx *c, uintptr_t addr, size_t len, const char *what)
+{
+    *c = (claim_ctx){what, addr, len, 0, 0, 0, NULL, 1, 0, {0}};
+    if (!len)
+        return;
+    sp_reaper_wait_registering(addr, len);
+    sp_reg_for_overlaps(addr, len, claim_one, c);
+}
+
+/* Lock held. The diagnostics claim_quiet() kept back, for the ranges still
+ * there (a range released meanwhile is said without its details). */
+static void claim_say(claim_ctx *c)
+{
+    for (int i = 0; i < c->n_quiet; i++) {
+        sp_range *r = sp_reg_find_containing(c->quiet_base[i]);
+        if (r && r->base == c->quiet_base[i])
+            say_freed(r, c);
+        else
+            sp_diag(SP_FREED_WHILE_REGISTERED, NULL,
+                    "%s(0x%lx, %zu bytes) of memory still registered at 0x%lx: released first",
+                    c->what, (unsigned long)c->addr, c->len, (unsigned long)c->quiet_base[i]);
+    }
+    sp_site_free(c->site);
+    c->site = NULL;
+}
+
 /* Lock held. How many LIVE registrations claim() would release. */
 static int live_in(uintptr_t addr, size_t len, int block)
 {
-    claim_ctx c = {NULL, addr, len, block, 1, 0, NULL};
+    claim_ctx c = {NULL, addr, len, block, 1, 0, NULL, 0, 0, {0}};
     if (len)
         sp_reg_for_overlaps(addr, len, claim_one, &c);
     return c.n;
@@ -523,8 +567,10 @@ SP_EARLY int sp_munmap(void *addr, size_t len)
         sp_reg_unlock();
         return real_munmap(addr, len);
     }
-    claim(a, n, "munmap", 0);
+    claim_ctx c;
+    claim_quiet(&c, a, n, "munmap");
     sp_reaper_defer_unmap(a, n, may_wait());
+    claim_say(&c);
     sp_reg_unlock();
     sp_reaper_kick();
     return 0;

@@ -7,10 +7,9 @@
  * unversioned definition here interposes libamdhip64's versioned symbols
  * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
  */
-#include "interpose.h"
-#include "backend.h"
-#include "registry.h"
+#include "internal.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -24,84 +23,31 @@
  * into the runtime, some of them cancellation points); a thread cancelled
  * half-way would leave that state half-done, and other threads waiting on
  * it forever. A pending cancellation acts at the program's next
- * cancellation point after the hook returns (G9). */
+ * cancellation point after the hook returns (G9). sp_tls_in_hook marks the
+ * thread as inside a hook, for exit() from a signal handler (init.c). */
 #define SP_NOCANCEL(call)                                                      \
     do {                                                                       \
         int old_;                                                              \
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        sp_tls_in_hook++;                                                      \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
         hipError_t e_ = (call);                                                \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        sp_tls_in_hook--;                                                      \
         pthread_setcancelstate(old_, NULL);                                    \
         return e_;                                                             \
     } while (0)
 
-SP_EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
-{
-    SP_NOCANCEL(sp_host_register(p, size, flags));
-}
+/* One shim per HOOK line of hip.inc: the logic, cancellation disabled. */
+#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_SHIM_##kind(ret, name, params, args, logic)
+#define SP_HIP_SHIM_HOOK(ret, name, params, args, logic)                       \
+    SP_EXPORT ret name params { SP_NOCANCEL(logic args); }
+#define SP_HIP_SHIM_CALL(ret, name, params, args, logic)
+#include "hip.inc"
+#undef SP_HIP
+#undef SP_HIP_SHIM_HOOK
+#undef SP_HIP_SHIM_CALL
 
-SP_EXPORT hipError_t hipHostUnregister(void *p) { SP_NOCANCEL(sp_host_unregister(p)); }
-
-SP_EXPORT hipError_t hipFree(void *p) { SP_NOCANCEL(sp_hip_free(p)); }
-
-SP_EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *p)
-{
-    SP_NOCANCEL(sp_pointer_get_attributes(attr, p));
-}
-
-SP_EXPORT hipError_t hipStreamCreate(hipStream_t *s) { SP_NOCANCEL(sp_stream_create(s)); }
-
-SP_EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
-{
-    SP_NOCANCEL(sp_stream_create_with_flags(s, flags));
-}
-
-SP_EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *s, unsigned int flags, int priority)
-{
-    SP_NOCANCEL(sp_stream_create_with_priority(s, flags, priority));
-}
-
-SP_EXPORT hipError_t hipStreamDestroy(hipStream_t s) { SP_NOCANCEL(sp_stream_destroy(s)); }
-
-SP_EXPORT hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
-{
-    SP_NOCANCEL(sp_stream_begin_capture(s, mode));
-}
-
-SP_EXPORT hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t *graph)
-{
-    SP_NOCANCEL(sp_stream_end_capture(s, graph));
-}
-
-SP_EXPORT hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, void *ud,
-                                          unsigned int flags)
-{
-    SP_NOCANCEL(sp_stream_add_callback(s, cb, ud, flags));
-}
-
-SP_EXPORT hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void *ud)
-{
-    SP_NOCANCEL(sp_launch_host_func(s, fn, ud));
-}
-
-SP_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags,
-                                       int *status)
-{
-    SP_NOCANCEL(sp_get_proc_address(symbol, pfn, version, flags, status));
-}
-
-SP_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
-                                    hipStream_t stream)
-{
-    SP_NOCANCEL(sp_memcpy_async(dst, src, n, kind, stream));
-}
-SP_EXPORT hipError_t hipHostGetDevicePointer(void **dev, void *p, unsigned int flags)
-{
-    SP_NOCANCEL(sp_host_get_device_pointer(dev, p, flags));
-}
-SP_EXPORT hipError_t hipHostGetFlags(unsigned int *flags, void *p)
-{
-    SP_NOCANCEL(sp_host_get_flags(flags, p));
-}
 /* The common case inline: nothing registered, libc's free resolved: one
  * load, one branch and a tail jump, as cheap as a forwarding-only hook. */
 SP_EXPORT void free(void *p)
@@ -196,22 +142,13 @@ void *sp_shim_for(const char *name)
         const char *name;
         void *fn;
     } shims[] = {
-        {"hipHostRegister", (void *)hipHostRegister},
-        {"hipHostUnregister", (void *)hipHostUnregister},
-        {"hipFree", (void *)hipFree},
-        {"hipPointerGetAttributes", (void *)hipPointerGetAttributes},
-        {"hipStreamCreate", (void *)hipStreamCreate},
-        {"hipStreamCreateWithFlags", (void *)hipStreamCreateWithFlags},
-        {"hipStreamCreateWithPriority", (void *)hipStreamCreateWithPriority},
-        {"hipStreamDestroy", (void *)hipStreamDestroy},
-        {"hipStreamBeginCapture", (void *)hipStreamBeginCapture},
-        {"hipStreamEndCapture", (void *)hipStreamEndCapture},
-        {"hipStreamAddCallback", (void *)hipStreamAddCallback},
-        {"hipLaunchHostFunc", (void *)hipLaunchHostFunc},
-        {"hipGetProcAddress", (void *)hipGetProcAddress},
-        {"hipMemcpyAsync", (void *)hipMemcpyAsync},
-        {"hipHostGetDevicePointer", (void *)hipHostGetDevicePointer},
-        {"hipHostGetFlags", (void *)hipHostGetFlags},
+#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_ENTRY_##kind(name)
+#define SP_HIP_ENTRY_HOOK(name) {#name, (void *)name},
+#define SP_HIP_ENTRY_CALL(name)
+#include "hip.inc"
+#undef SP_HIP
+#undef SP_HIP_ENTRY_HOOK
+#undef SP_HIP_ENTRY_CALL
     };
     if (!name || name[0] != 'h')
         return NULL;
@@ -221,4 +158,26 @@ void *sp_shim_for(const char *name)
     return NULL;
 }
 
-__attribute__((constructor)) static void safepin_ctor(void) { sp_init(); }
+/* An allocator preloaded before safepin (or linked into the program) answers
+ * free() itself: safepin's hook is never reached, so freeing registered
+ * memory (G2, G7) goes unseen. Said once, at start, in a process that has a
+ * runtime to protect; never fatal. */
+static void check_free_hooked(void)
+{
+    Dl_info mine, theirs;
+    void *f = dlsym(RTLD_DEFAULT, "free");
+    if (!f || !sp_real.hipHostRegister || !dladdr((void *)check_free_hooked, &mine) ||
+        !dladdr(f, &theirs) || theirs.dli_fbase == mine.dli_fbase)
+        return;
+    sp_log(SP_LOG_WARN, "free-not-hooked",
+           "free() resolves to %s, not to safepin (an allocator preloaded before safepin, or "
+           "linked into the program): free and realloc of registered memory are not seen, so "
+           "they are neither deferred nor reported; preload safepin first",
+           theirs.dli_fname ? theirs.dli_fname : "another object");
+}
+
+__attribute__((constructor)) static void safepin_ctor(void)
+{
+    sp_init();
+    check_free_hooked();
+}

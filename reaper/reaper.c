@@ -720,10 +720,53 @@ static int idle_wait(void)
     return 0;
 }
 
-/* Lock held. The ranges of a batch whose markers have completed (for
- * releases submitted up to mark_seq): the real unregisters, unless revived
- * or released again since. */
-static void release_batch(sp_range *batch, uint64_t mark_seq)
+/* Lock held. A runtime loaded again: this thread's capture mode there is
+ * its default one. */
+static void follow_runtime(unsigned *rt_gen)
+{
+    if (R.rt_gen == *rt_gen)
+        return;
+    *rt_gen = R.rt_gen;
+    sp_reg_unlock();
+    sp_relaxed_enter();
+    sp_reg_lock();
+}
+
+/* Lock held (released while they run): the deferred calls (hipFree from
+ * host functions), in the order they came. */
+static void run_calls(void)
+{
+    sp_action *calls = R.calls;
+    R.calls = NULL;
+    R.calls_running = 1;
+    sp_reg_unlock();
+    while (calls) {
+        sp_action *next = calls->next;
+        run_action(calls);
+        sp_mem_free(calls);
+        calls = next;
+    }
+    sp_reg_lock();
+    R.calls_running = 0;
+    sp_reg_broadcast();
+}
+
+/* Lock held. Takes every queued release as one batch. */
+static sp_range *take_batch(void)
+{
+    sp_range *batch = R.q_head;
+    R.q_head = R.q_tail = NULL;
+    for (sp_range *r = batch; r; r = r->release) {
+        r->queued = 0;
+        r->in_batch = 1;
+    }
+    return batch;
+}
+
+/* Lock held (released while waiting). The batch's markers have completed:
+ * each range is released, unless it was revived or unregistered again after
+ * the markers (mark_seq: the last release they cover). */
+static void finish_batch(sp_range *batch, uint64_t mark_seq)
 {
     sp_range *r = batch;
     while (r) {
@@ -747,6 +790,22 @@ static void release_batch(sp_range *batch, uint64_t mark_seq)
     }
 }
 
+/* Lock held. One batch: take it, wait for the device work enqueued before
+ * it, release it. Returns 1 if exit gave up on the work meanwhile. */
+static int release_batch(void)
+{
+    sp_range *batch = take_batch();
+    uint64_t mark_seq = R.submit_seq;
+    wait_prior_work();
+    if (R.abandoned)
+        return 1; /* no call into a runtime torn down */
+    SP_COUNT(marker_batches);
+    finish_batch(sp_hold_keep(batch, mark_seq), mark_seq); /* the hold keeps some */
+    return 0;
+}
+
+/* The reaper thread: until told to stop (or idle once main is gone), the
+ * streams' work, ready actions, deferred calls, then batches of releases. */
 static void *reaper_main(void *arg)
 {
     (void)arg;
@@ -765,14 +824,7 @@ static void *reaper_main(void *arg)
         }
         if (R.abandoned)
             break;
-        if (R.rt_gen != rt_gen) {
-            /* A runtime loaded again: this thread's capture mode there is
-             * its default one. */
-            rt_gen = R.rt_gen;
-            sp_reg_unlock();
-            sp_relaxed_enter();
-            sp_reg_lock();
-        }
+        follow_runtime(&rt_gen);
         if (streams_work()) {
             sp_reg_unlock();
             sp_streams_service();
@@ -786,23 +838,11 @@ static void *reaper_main(void *arg)
             uint64_t held_seq;
             sp_range *held = sp_hold_take(&held_seq);
             if (held)
-                release_batch(held, held_seq);
+                finish_batch(held, held_seq);
             continue;
         }
         if (R.calls) {
-            sp_action *calls = R.calls;
-            R.calls = NULL;
-            R.calls_running = 1;
-            sp_reg_unlock();
-            while (calls) {
-                sp_action *next = calls->next;
-                run_action(calls);
-                sp_mem_free(calls);
-                calls = next;
-            }
-            sp_reg_lock();
-            R.calls_running = 0;
-            sp_reg_broadcast();
+            run_calls();
             continue;
         }
         if (!R.q_head) {
@@ -810,18 +850,8 @@ static void *reaper_main(void *arg)
                 break;
             continue;
         }
-        sp_range *batch = R.q_head;
-        R.q_head = R.q_tail = NULL;
-        for (sp_range *r = batch; r; r = r->release) {
-            r->queued = 0;
-            r->in_batch = 1;
-        }
-        uint64_t mark_seq = R.submit_seq;
-        wait_prior_work();
-        if (R.abandoned)
-            break; /* exit gave up on it: no call into a runtime torn down */
-        SP_COUNT(marker_batches);
-        release_batch(sp_hold_keep(batch, mark_seq), mark_seq);
+        if (release_batch())
+            break;
     }
     sp_reg_unlock();
     return NULL;

@@ -140,11 +140,13 @@ void sp_reg_lock(void)
 
     reg_once();
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-    /* Set before the mutex is taken: a signal handler that runs between the
-     * mutex being taken and the flag being set, and calls exit(), must see
-     * the lock as this thread's (else the exit drain waits on it forever:
-     * exit_in_signal, about 1 run in 6 under load). */
+    /* Set before taking the mutex, cleared after releasing it: a signal
+     * handler that interrupts this thread anywhere between the two (even
+     * half-way through pthread_mutex_lock, when the mutex may already be
+     * ours) sees that it must not take the lock or wait on it (exit() from
+     * a handler, init.c). The compiler barriers keep the store in place. */
     sp_reg_tls_held = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     pthread_mutex_lock(&g_lock);
     tls_cancel_state = old;
 }
@@ -155,7 +157,8 @@ void sp_reg_unlock(void)
     int old = tls_cancel_state;
 
     pthread_mutex_unlock(&g_lock);
-    sp_reg_tls_held = 0; /* after: the same window as in sp_reg_lock */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sp_reg_tls_held = 0;
     pthread_setcancelstate(old, NULL);
 }
 

@@ -1,7 +1,8 @@
 /*
  * backend.h - the real functions: the only place that names the runtime.
  *
- * sp_real holds a pointer per entry of hooks.inc. real.c, next to it, fills
+ * sp_real holds a pointer per entry of hip.inc and per libc hook of
+ * libc.inc (slots.inc lists them). real.c, next to it, fills
  * it with dlsym(RTLD_NEXT) once; unit tests fill it with whatever they test
  * against (simhip, or fakes). A second runtime (CUDA) would be a second
  * table, not a fork of the logic.
@@ -20,12 +21,12 @@
 extern "C" {
 #endif
 
-/* The kind column of hooks.inc, as a value (SP_KIND_##kind). */
+/* The need column of slots.inc, as a value (SP_KIND_##need). */
 enum sp_real_kind { SP_KIND_REQ, SP_KIND_OPT, SP_KIND_LIBC };
 
 typedef struct sp_backend {
 #define SP_REAL(kind, ret, name, params) ret (*name) params;
-#include "hooks.inc"
+#include "slots.inc"
 #undef SP_REAL
 } sp_backend;
 
@@ -44,6 +45,8 @@ void sp_resolve_backend(void);
  * dlsym(RTLD_NEXT, name) relative to safepin through it. */
 typedef void *(*dlsym_fn)(void *, const char *);
 dlsym_fn sp_real_dlsym(void);
+/* The same, for interpose/shims.c's dlsym jump (hidden; called from asm). */
+__attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_resolve_real(void);
 void *sp_next_symbol(const char *name);
 
 /* The runtime's entries of the table (every kind but LIBC): the first one

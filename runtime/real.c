@@ -23,8 +23,8 @@ static const struct {
     int kind;
     size_t offset;
 } table[] = {
-#define SP_REAL(kind, ret, name, params) {#name, SP_KIND_##kind, offsetof(sp_backend, name)},
-#include "hooks.inc"
+#define SP_REAL(need, ret, name, params) {#name, SP_KIND_##need, offsetof(sp_backend, name)},
+#include "slots.inc"
 #undef SP_REAL
 };
 
@@ -106,21 +106,19 @@ void sp_resolve_backend(void)
  * names the instance they belong to. */
 void *sp_backend_any_runtime_fn(void)
 {
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (SP_KIND_##kind != SP_KIND_LIBC && sp_real.name)                         \
+#define SP_HIP(kind, need, ret, name, params, args, logic)                      \
+    if (sp_real.name)                                                           \
         return (void *)sp_real.name;
-#include "hooks.inc"
-#undef SP_REAL
+#include "hip.inc"
+#undef SP_HIP
     return NULL;
 }
 
 void sp_backend_forget_runtime(void)
 {
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (SP_KIND_##kind != SP_KIND_LIBC)                                         \
-        sp_real.name = NULL;
-#include "hooks.inc"
-#undef SP_REAL
+#define SP_HIP(kind, need, ret, name, params, args, logic) sp_real.name = NULL;
+#include "hip.inc"
+#undef SP_HIP
 }
 
 void sp_backend_fill_from(void *handle)
@@ -128,11 +126,11 @@ void sp_backend_fill_from(void *handle)
     dlsym_fn real = sp_real_dlsym();
     if (!real)
         return;
-#define SP_REAL(kind, ret, name, params)                                        \
-    if (SP_KIND_##kind != SP_KIND_LIBC && !sp_real.name)                        \
+#define SP_HIP(kind, need, ret, name, params, args, logic)                      \
+    if (!sp_real.name)                                                          \
         sp_real.name = (ret(*) params)real(handle, #name);
-#include "hooks.inc"
-#undef SP_REAL
+#include "hip.inc"
+#undef SP_HIP
 }
 
 void sp_backend_fill_one(const char *name, void *fn)

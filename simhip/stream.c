@@ -275,11 +275,23 @@ static int worker_start_locked(struct sh_stream *s)
  * work is dropped (a wait for it never returns), and every worker that is
  * not running a host function of the program has ended before it returns
  * (no worker runs an unloaded simhip). */
+/* How long teardown waits for the device lock and for the workers. A
+ * process that calls exit() from a signal handler which interrupted a
+ * runtime call holds the lock itself, or a worker waits for a lock that
+ * thread holds: teardown then gives up rather than hang the exit. */
+#define SH_TEARDOWN_WAIT_S 1
+
 __attribute__((destructor)) static void sh_teardown(void)
 {
     pthread_t self = pthread_self();
-    pthread_mutex_lock(&sh_dev_lock);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += SH_TEARDOWN_WAIT_S;
     __atomic_store_n(&sh_torn_down, true, __ATOMIC_RELAXED);
+    if (pthread_mutex_timedlock(&sh_dev_lock, &deadline) != 0) {
+        pthread_cond_broadcast(&sh_dev_cond);
+        return; /* the lock's holder never returns: nothing to join safely */
+    }
     pthread_cond_broadcast(&sh_dev_cond);
     struct sh_worker *join = NULL;
     for (struct sh_worker **pp = &workers; *pp;) {
@@ -295,8 +307,8 @@ __attribute__((destructor)) static void sh_teardown(void)
     pthread_mutex_unlock(&sh_dev_lock);
     while (join) {
         struct sh_worker *next = join->next;
-        pthread_join(join->t, NULL);
-        free(join);
+        if (pthread_timedjoin_np(join->t, NULL, &deadline) == 0)
+            free(join);
         join = next;
     }
     if (pt_key_made)

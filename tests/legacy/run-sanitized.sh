@@ -118,12 +118,6 @@ for san in $SANITIZERS; do
             first=
             last=$runtime
             echo "# asan: preloading safepin before the ASan runtime"
-            # Known defect, left open in issue 14: bad_mem_args (an arena
-            # released with one munmap over its holes) crashes about one run
-            # in three with the ASan-built safepin and the ASan runtime (never
-            # bare under ASan, never with the plain build).
-            skip=("LEGACY_SKIP=bad_mem_args"
-                  "LEGACY_SKIP_WHY=known defect: SIGSEGV in about 1 of 3 runs with the ASan-built safepin (issue 14)")
         else
             echo "# asan: safepin before the ASan runtime does not start (see $PROBE_LOG);"
             echo "#       ASan runtime first: its allocator takes free() from safepin"

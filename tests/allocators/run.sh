@@ -1,0 +1,70 @@
+#!/bin/bash
+# tests/allocators/run.sh - safepin with other allocators (issue 12, item 4).
+# TAP lines.
+#
+# For jemalloc, tcmalloc and mimalloc (Debian packages, scripts/install-deps):
+# - preloaded AFTER safepin (LD_PRELOAD="libsafepin.so <allocator>"): the
+#   program's malloc is the allocator's (checked with which_malloc), its
+#   free() reaches safepin first, and the legacy suite's with-safepin half
+#   passes as with glibc's allocator, both personalities, with no
+#   free-not-hooked diagnostic;
+# - preloaded BEFORE safepin: the allocator answers free() and safepin's
+#   hook is never reached. safepin must say so, once, at start
+#   (free-not-hooked, naming the allocator), rather than silently protect
+#   nothing: stale_free shows the hazard it then cannot prevent.
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+LIB=$BUILD/libsafepin.so
+SIM=$BUILD/simhip
+WHICH=$BUILD/tests/allocators/which_malloc
+FAILED=0
+ok() { echo "ok - $1"; }
+nok() { echo "not ok - $1: $2"; FAILED=1; }
+
+find_lib() { # soname -> path, from the loader's cache
+    /sbin/ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n && $NF ~ /^\// { print $NF; exit }'
+}
+
+ALLOCATORS=${ALLOCATORS:-"jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc:libmimalloc.so.2"}
+for entry in $ALLOCATORS; do
+    name=${entry%%:*} soname=${entry#*:}
+    alloc=$(find_lib "$soname")
+    if [ -z "$alloc" ]; then
+        nok "$name" "$soname not installed (scripts/install-deps installs it)"; continue
+    fi
+
+    # It is the program's allocator, and safepin still sees free().
+    out=$(LD_PRELOAD="$LIB $alloc" LD_LIBRARY_PATH=$SIM "$WHICH" 2>&1)
+    if echo "$out" | grep -q "^malloc $alloc\$" && echo "$out" | grep -q "^free .*libsafepin.so\$"; then
+        ok "$name after safepin: malloc is $name's, free reaches safepin"
+    else
+        nok "$name after safepin: malloc is $name's, free reaches safepin" "$(echo $out)"
+    fi
+
+    # The legacy suite under safepin with the allocator after it.
+    LEGACY_PARTS=safepin LEGACY_PRELOAD_LAST="$alloc" LEGACY_TAG="$name" \
+        LEGACY_BAD_PATTERN='free-not-hooked' BUILD=$BUILD bash tests/legacy/run.sh |
+        grep --line-buffered -v '^1\.\.'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || FAILED=1
+
+    # Preloaded before safepin: said once, at start.
+    log=$(mktemp)
+    LD_PRELOAD="$alloc $LIB" LD_LIBRARY_PATH=$SIM timeout 60 "$BUILD/tests/legacy/stale_free" >"$log" 2>&1
+    n=$(grep -c "^==[0-9]*==safepin: free-not-hooked: free() resolves to $alloc" "$log")
+    first=$(grep -m1 -n "==safepin:" "$log" | cut -d: -f1)
+    said=$(grep -m1 -n "free-not-hooked" "$log" | cut -d: -f1)
+    if [ "$n" -eq 1 ] && [ "$first" = "$said" ]; then
+        ok "$name before safepin: free-not-hooked said once, first"
+    else
+        nok "$name before safepin: free-not-hooked said once, first" "said $n times (first safepin line $first, warning at ${said:-none})"
+    fi
+    # ... and with safepin first, it is not said.
+    LD_PRELOAD="$LIB $alloc" LD_LIBRARY_PATH=$SIM timeout 60 "$BUILD/tests/legacy/stale_free" >"$log" 2>&1
+    if grep -q free-not-hooked "$log"; then
+        nok "$name after safepin: no free-not-hooked" "$(grep -m1 free-not-hooked "$log")"
+    else
+        ok "$name after safepin: no free-not-hooked"
+    fi
+    rm -f "$log"
+done
+exit $FAILED
