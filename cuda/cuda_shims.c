@@ -16,12 +16,20 @@
 
 #define SP_EXPORT __attribute__((visibility("default")))
 
-/* As the HIP shims: a hook runs with cancellation disabled (G9). */
+extern __thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
+
+/* As the HIP shims (interpose/shims.c): a hook runs with cancellation
+ * disabled (G9), and marks the thread as inside a hook for exit() from a
+ * signal handler (init.c). */
 #define SP_NOCANCEL(call)                                                      \
     do {                                                                       \
         int old_;                                                              \
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        sp_tls_in_hook++;                                                      \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
         sp_CUresult e_ = (call);                                               \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        sp_tls_in_hook--;                                                      \
         pthread_setcancelstate(old_, NULL);                                    \
         return e_;                                                             \
     } while (0)
