@@ -75,6 +75,10 @@ SIM_SRC   := $(wildcard simhip/*.c)
 SIM_OBJ   := $(patsubst %.c,$(B)/obj/%.o,$(SIM_SRC))
 SIM_LIB   := $(B)/simhip/libamdhip64.so.5
 SIM_MAP   := simhip/libamdhip64.map
+# The same objects under ROCm 6 and 7 sonames, with clr's version nodes
+# (tests/soname: interposition depends on neither).
+SIM_LIB6  := $(B)/simhip/libamdhip64.so.6
+SIM_LIB7  := $(B)/simhip/libamdhip64.so.7
 
 # ---- simcuda: the CUDA driver face, simhip's objects + a cu* layer ----------
 SC_SRC    := $(wildcard simcuda/*.c)
@@ -97,6 +101,8 @@ UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
+SONAME_SRC := $(wildcard tests/soname/*.c)
+SONAME_BIN := $(foreach v,6 7,$(patsubst tests/soname/%.c,$(B)/tests/soname/%.so$(v),$(SONAME_SRC)))
 MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
 UCUDA_SRC  := $(wildcard tests/unit-cuda/*.cc)
 UCUDA_BIN  := $(B)/tests/unit_cuda_tests
@@ -114,7 +120,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -144,6 +150,11 @@ $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 	  -Wl,--version-script=$(SIM_MAP) $(LDFLAGS) -ldl -lrt
 	@ln -sf libamdhip64.so.5 $(B)/simhip/libamdhip64.so
 
+$(B)/simhip/libamdhip64.so.%: $(SIM_OBJ) simhip/libamdhip64-%.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(SIM_OBJ) -Wl,-soname,libamdhip64.so.$* -Wl,-Bsymbolic-functions \
+	  -Wl,--version-script=simhip/libamdhip64-$*.map $(LDFLAGS) -ldl -lrt
+
 # The driver exports only cu* (and the simcuda.h extension); simhip's code
 # inside it is local, so its calls stay inside.
 $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
@@ -154,9 +165,9 @@ $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(CFLAGS) -Isimcuda -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
@@ -178,9 +189,20 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+# Linked against simhip's libamdhip64.so.6 / .so.7 (DT_NEEDED and versioned
+# references hipHostRegister@hip_4.2 ... of that soname), as a program built
+# against ROCm 6 or 7 is.
+$(B)/tests/soname/%.so6: tests/soname/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h $(SIM_LIB6)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.6 -ldl
+
+$(B)/tests/soname/%.so7: tests/soname/%.c tests/legacy/legacy.h tests/common/hip_check.h simhip/simhip.h $(SIM_LIB7)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) -L$(B)/simhip -l:libamdhip64.so.7 -ldl
 
 $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
@@ -200,7 +222,7 @@ $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 
 $(B)/tests/allocators/%: tests/allocators/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c
@@ -217,7 +239,7 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h simhip/simhip.h
+$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
@@ -325,45 +347,45 @@ GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB
 
 $(GB)/%.o: $(GT)/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -c $< -o $@
 
 $(GB)/simhip_gpu.o: $(GT)/hipnv/simhip_gpu.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -c $< -o $@
 
 $(GB)/gpu_rt_%.o: $(GT)/gpu_rt.cu $(GT)/gpu_api.h
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -DGPU_API_NAME='"cudart-$*"' -c $< -o $@
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -DGPU_API_NAME='"cudart-$*"' -c $< -o $@
 
 $(GB)/%.c.o: $(GT)/%.c $(GT)/gpu_api.h $(GT)/real_driver.h
 	@mkdir -p $(dir $@)
-	$(CC) $(GPU_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -c $< -o $@
 
 # The driver-API build loads kernels.cu's code from an embedded fatbin.
 $(GB)/kernels_fatbin.h: $(GT)/kernels.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -fatbin $< -o $(GB)/kernels.fatbin
+	$(call say,NVCC,$<)$(NVCC) $(NVFLAGS) -fatbin $< -o $(GB)/kernels.fatbin
 	$(BIN2C) -c -n gt_fatbin $(GB)/kernels.fatbin >$@
 
 $(GB)/hazards-static: $(GB)/hazards.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
-	$(NVCC) -o $@ $^ -lpthread
+	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 $(GB)/hazards-shared: $(GB)/hazards.c.o $(GB)/gpu_rt_shared.o $(GB)/kernels.o
-	$(NVCC) -cudart shared -o $@ $^ -lpthread
+	$(call say,NVCC,$@)$(NVCC) -cudart shared -o $@ $^ -lpthread
 
 $(GB)/hazards-driver: $(GT)/hazards.c $(GT)/gpu_drv.c $(GT)/gpu_api.h $(GT)/real_driver.h $(GB)/kernels_fatbin.h
-	$(CC) $(GPU_CFLAGS) -I$(GB) $(GT)/hazards.c $(GT)/gpu_drv.c -o $@ \
+	$(call say,CC,$@)$(CC) $(GPU_CFLAGS) -I$(GB) $(GT)/hazards.c $(GT)/gpu_drv.c -o $@ \
 	  -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
 $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
-	$(NVCC) -o $@ $^ -lpthread
+	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
-	$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
-	$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
+	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
+	$(call say,NVCC,$@)$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
 
 gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS)
 

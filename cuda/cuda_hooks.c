@@ -15,6 +15,7 @@
 #include "options.h"
 #include "reaper.h"
 #include "registry.h"
+#include "lock.h"
 #include "runtime.h"
 #include "streams.h"
 
@@ -47,7 +48,7 @@ static sp_range *settled_containing(uintptr_t p)
         sp_range *r = sp_reg_find_containing(p);
         if (!r || !r->registering)
             return r;
-        sp_reg_wait();
+        sp_lock_wait();
     }
 }
 
@@ -63,7 +64,7 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
         if (!r)
             return 0;
         if (r->registering) {
-            sp_reg_wait();
+            sp_lock_wait();
             continue;
         }
         int same = r->base == base && r->size == size && r->flags == flags && r->rt == SP_RT_CUDA;
@@ -90,12 +91,12 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
         }
         if (sp_opt.revive && same && sp_reaper_revive(r)) {
             SP_COUNT(revived);
-            sp_site_free(r->reg_site);
-            sp_site_free(r->unreg_site);
-            r->reg_site = *site;
-            r->unreg_site = NULL;
+            sp_site_free(sp_sites(r)->reg);
+            sp_site_free(sp_sites(r)->unreg);
+            sp_sites(r)->reg = *site;
+            sp_sites(r)->unreg = NULL;
             *site = NULL;
-            sp_history_add(SP_EV_REVIVE, base, size, r->reg_site);
+            sp_history_add(SP_EV_REVIVE, base, size, sp_sites(r)->reg);
             *ret = SP_CUDA_SUCCESS;
             return 1;
         }
@@ -139,15 +140,15 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     sp_site *site = sp_site_capture();
     sp_CUresult ret;
 
-    sp_reg_lock();
+    sp_lock();
     if (settle_overlap(base, size, flags, name, &site, &ret)) {
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return ret;
     }
     sp_range *r = sp_reg_insert(base, size, flags, dev);
     if (!r) {
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         sp_log(SP_LOG_ERROR, "runtime-error",
                "out of memory in the registry: %p (%zu bytes) registered without safepin's guarantees",
@@ -157,16 +158,16 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     r->rt = SP_RT_CUDA;
     r->place = ctx;
     r->registering = 1;
-    r->reg_site = site;
+    sp_sites(r)->reg = site;
     if (ctx)
         sp_streams_add_place(SP_RT_CUDA, ctx);
     uint64_t tok = sp_reg_op_begin(base, size);
-    sp_reg_unlock();
+    sp_unlock();
 
     int foreign = driver_knows(p);
     sp_CUresult e = real(p, size, flags);
 
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
     if (foreign || e != SP_CUDA_SUCCESS) {
         if (foreign)
@@ -174,16 +175,16 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
                    "%s(%p, %zu): the driver already knows this memory (cuMemHostAlloc or a "
                    "registration made elsewhere); passed through, not tracked: returned %d",
                    name, p, size, e);
-        sp_site_free(r->reg_site);
-        r->reg_site = NULL;
+        sp_site_free(sp_sites(r)->reg);
+        sp_sites(r)->reg = NULL;
         sp_reg_remove(r);
     } else {
         r->registering = 0;
         SP_COUNT(registrations);
         sp_history_add(SP_EV_REGISTER, base, size, site);
     }
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     return e;
 }
 
@@ -196,10 +197,10 @@ static sp_CUresult unregister_unknown(void *p, sp_site *site)
     uintptr_t base = (uintptr_t)p;
     int dbl = sp_reaper_recently_released(base);
     uint64_t tok = sp_reg_op_begin(base, 1);
-    sp_reg_unlock();
+    sp_unlock();
     sp_CUresult e = SP_CU_REAL(cuMemHostUnregister) ? sp_cu.cuMemHostUnregister(p)
                                                     : SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
     if (e == SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED) {
         if (dbl)
@@ -209,7 +210,7 @@ static sp_CUresult unregister_unknown(void *p, sp_site *site)
             sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "cuMemHostUnregister(%p)%s: not a registered pointer",
                     p, sp_cu_entry("cudaHostUnregister"));
     }
-    sp_reg_unlock();
+    sp_unlock();
     sp_site_free(site);
     return e;
 }
@@ -224,7 +225,7 @@ sp_CUresult sp_cu_host_unregister(void *p)
     uintptr_t base = (uintptr_t)p;
     sp_site *site = sp_site_capture();
 
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = settled_containing(base);
     if (!r || r->rt != SP_RT_CUDA)
         return unregister_unknown(p, site);
@@ -234,25 +235,25 @@ sp_CUresult sp_cu_host_unregister(void *p)
                 "CUDA_ERROR_INVALID_VALUE, the range stays %s",
                 p, sp_cu_entry("cudaHostUnregister"), (size_t)(base - r->base), (unsigned long)r->base, r->size,
                 r->state == SP_RANGE_LIVE ? "registered" : "pending release");
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     if (r->state == SP_RANGE_RELEASING) {
         sp_diag(SP_DOUBLE_UNREGISTER, r, "cuMemHostUnregister(%p)%s: already unregistered", p,
                 sp_cu_entry("cudaHostUnregister"));
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     }
     if (--r->nest > 0) {
         sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return SP_CUDA_SUCCESS;
     }
-    sp_site_free(r->unreg_site);
-    r->unreg_site = site;
+    sp_site_free(sp_sites(r)->unreg);
+    sp_sites(r)->unreg = site;
     r->t_unregister_ns = sp_now_ns();
     sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
     uint64_t id = r->id;
@@ -264,7 +265,7 @@ sp_CUresult sp_cu_host_unregister(void *p)
         mode = SP_UNREG_ORDERED;
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     if (mode == SP_UNREG_ORDERED)
         sp_wait_prior_work();
@@ -281,28 +282,28 @@ sp_CUresult sp_cu_mem_free(sp_CUdeviceptr d)
     void *p = (void *)(uintptr_t)d;
     if (!p || sp_reg_empty())
         return sp_cu.cuMemFree_v2(d);
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = settled_containing((uintptr_t)p);
     if (r && r->state == SP_RANGE_LIVE) {
         sp_diag(SP_HIPFREE_HOST_POINTER, r,
                 "cuMemFree_v2(%p)%s of host memory inside the registered range 0x%lx (%zu bytes): "
                 "CUDA_ERROR_INVALID_VALUE, registration untouched",
                 p, sp_cu_entry("cudaFree"), (unsigned long)r->base, r->size);
-        sp_reg_unlock();
+        sp_unlock();
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     if (r) {
         /* Unregistered for the program: the answer for host memory never
          * registered, whether or not the release completed. */
-        sp_reg_unlock();
+        sp_unlock();
         return sp_tls_in_hostfn ? SP_CUDA_ERROR_NOT_PERMITTED : sp_cu.cuMemFree_v2(dptr(&probe_byte));
     }
     uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);
-    sp_reg_unlock();
+    sp_unlock();
     sp_CUresult e = sp_cu.cuMemFree_v2(d);
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
-    sp_reg_unlock();
+    sp_unlock();
     return e;
 }
 
@@ -315,10 +316,10 @@ static void *query_address(const void *p)
 {
     if (sp_reg_empty() || !p)
         return (void *)p;
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = settled_containing((uintptr_t)p);
     int pending = r && r->state == SP_RANGE_RELEASING;
-    sp_reg_unlock();
+    sp_unlock();
     return pending ? (void *)&probe_byte : (void *)p;
 }
 
@@ -376,14 +377,14 @@ static uint64_t pending_begin(const void *host, size_t n, sp_CUstream s, int *sy
     *sync = 0;
     if (sp_reg_empty() || !host || n == 0)
         return 0;
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = sp_reg_find_overlap((uintptr_t)host, n);
     uint64_t tok = 0;
     if (r && r->state == SP_RANGE_RELEASING) {
         tok = sp_reg_op_begin(r->base, r->size);
         *sync = !sp_tls_in_hostfn && !sp_streams_is_capturing_rt(SP_RT_CUDA, s);
     }
-    sp_reg_unlock();
+    sp_unlock();
     return tok;
 }
 
@@ -395,9 +396,9 @@ static void pending_end(uint64_t tok, sp_CUresult e, int sync, sp_CUstream s)
         sp_relaxed_leave(old);
     }
     if (tok) {
-        sp_reg_lock();
+        sp_lock();
         sp_reg_op_end(tok);
-        sp_reg_unlock();
+        sp_unlock();
     }
 }
 

@@ -9,6 +9,7 @@
 #include "diag.h"
 #include "reaper.h"
 #include "registry.h"
+#include "lock.h"
 #include "runtime.h"
 #include "streams.h"
 
@@ -27,9 +28,9 @@ sp_CUresult sp_cu_stream_create(sp_CUstream *s, unsigned int flags, int priority
         e = SP_CU_REAL(cuStreamCreate) ? sp_cu.cuStreamCreate(s, flags) : SP_CUDA_ERROR_NOT_INITIALIZED;
     if (e == SP_CUDA_SUCCESS && s) {
         sp_CUcontext ctx = sp_cu_current_ctx();
-        sp_reg_lock();
+        sp_lock();
         sp_streams_add_rt(SP_RT_CUDA, *s, flags, ctx);
-        sp_reg_unlock();
+        sp_unlock();
     }
     return e;
 }
@@ -42,9 +43,9 @@ sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s)
     if (sp_streams_destroy_rt(SP_RT_CUDA, s)) {
         /* From a host function: the reaper leaves the tail marker and
          * destroys the stream. */
-        sp_reg_lock();
+        sp_lock();
         sp_reaper_poke();
-        sp_reg_unlock();
+        sp_unlock();
         sp_reaper_kick();
         return SP_CUDA_SUCCESS;
     }
@@ -129,9 +130,9 @@ static trampoline *make_trampoline(sp_CUstream s)
 {
     trampoline *t = sp_mem_calloc(1, sizeof(*t));
     if (t) {
-        sp_reg_lock();
+        sp_lock();
         t->persistent = sp_streams_is_capturing_rt(SP_RT_CUDA, s);
-        sp_reg_unlock();
+        sp_unlock();
     }
     return t;
 }
@@ -200,13 +201,13 @@ static void forget_ctx(sp_CUcontext ctx)
                "driver dropped the registration with it",
                (unsigned long)r->base, r->size);
         sp_history_add(SP_EV_RELEASED, r->base, r->size, NULL);
-        sp_site_free(r->reg_site);
-        sp_site_free(r->unreg_site);
-        r->reg_site = r->unreg_site = NULL;
+        sp_site_free(sp_sites(r)->reg);
+        sp_site_free(sp_sites(r)->unreg);
+        sp_sites(r)->reg = sp_sites(r)->unreg = NULL;
         sp_reg_remove(r);
     }
     sp_streams_drop_place(SP_RT_CUDA, ctx);
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx)
@@ -216,14 +217,14 @@ sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
     if (sp_tls_in_hostfn || !ctx)
         return real(ctx);
-    sp_reg_lock();
+    sp_lock();
     settle_ctx(ctx);
-    sp_reg_unlock();
+    sp_unlock();
     sp_CUresult e = real(ctx);
     if (e == SP_CUDA_SUCCESS) {
-        sp_reg_lock();
+        sp_lock();
         forget_ctx(ctx);
-        sp_reg_unlock();
+        sp_unlock();
     }
     return e;
 }
@@ -261,15 +262,15 @@ sp_CUresult sp_cu_primary_ctx_end(sp_cu_dev_fn real, sp_CUdevice dev, int reset)
                                                           : sp_cu.cuDevicePrimaryCtxRelease;
     sp_CUcontext ctx = primary_of(dev, rel);
     if (ctx) {
-        sp_reg_lock();
+        sp_lock();
         settle_ctx(ctx);
-        sp_reg_unlock();
+        sp_unlock();
     }
     sp_CUresult e = real(dev);
     if (e == SP_CUDA_SUCCESS && ctx && primary_gone(dev, reset)) {
-        sp_reg_lock();
+        sp_lock();
         forget_ctx(ctx);
-        sp_reg_unlock();
+        sp_unlock();
     }
     return e;
 }

@@ -17,13 +17,12 @@
 #include <sys/types.h>
 
 #include "options.h"
+#include "registry.h"
 #include "util.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct sp_range;
 
 typedef enum sp_code {
 #define SP_CODE(id, name, level, violation, desc) SP_##id,
@@ -46,6 +45,20 @@ typedef struct sp_stats {
 #undef SP_COUNTER
     uint64_t code_count[SP_CODE_COUNT];
 } sp_stats;
+
+/* The diagnostics' part of a range (sp_range.part, at SP_SITES_PART):
+ * where it was registered, and where unregistered or freed. Owned by the
+ * range (freed with sp_site_free when it goes). */
+typedef struct sp_range_sites {
+    sp_site *reg;
+    sp_site *unreg;
+} sp_range_sites;
+#define SP_SITES_PART 0
+#define SP_SITES_PART_END (SP_SITES_PART + sizeof(sp_range_sites))
+static inline sp_range_sites *sp_sites(const sp_range *r)
+{
+    return (sp_range_sites *)sp_reg_part(r, SP_SITES_PART);
+}
 
 extern sp_stats sp_stat; /* updated with __atomic builtins */
 #define SP_COUNT(field) __atomic_add_fetch(&sp_stat.field, 1, __ATOMIC_RELAXED)
@@ -110,6 +123,8 @@ void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
  * its frames symbolized in one batch until deadline_ns, module+offset after.
  * Async-signal-tolerant: no allocation, no locks; one caller at a time. */
 void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
+/* Fork child: forget the parent's events. */
+void sp_history_fork_child(void);
 
 /* Install the post-mortem's signal handlers (history option > 0), chained
  * to those installed before (postmortem.c). */

@@ -22,18 +22,11 @@
  */
 
 typedef int (*dlclose_fn)(void *);
-static dlclose_fn real_dlclose_ptr;
+static void *real_dlclose_ptr;
 
 static dlclose_fn real_dlclose(void)
 {
-    dlclose_fn f = __atomic_load_n(&real_dlclose_ptr, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
-        if (!f)
-            f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
-        __atomic_store_n(&real_dlclose_ptr, f, __ATOMIC_RELEASE);
-    }
-    return f;
+    return (dlclose_fn)sp_glibc_fn(&real_dlclose_ptr, "dlclose");
 }
 
 /* The runtime instance the table's HIP functions belong to, or NULL. */
@@ -74,15 +67,15 @@ static void forget_if_unloaded(const instance *in)
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
     if (same)
         return;
-    sp_reg_lock();
+    sp_lock();
     sp_backend_forget_runtime();
     sp_reaper_runtime_gone();
-    sp_reg_unlock();
+    sp_unlock();
     sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
 }
 
 /* safepin's own reference to the runtime while it has work for it, and
- * that instance. Guarded by the registry lock. */
+ * that instance. Guarded by sp_lock (util/lock.h). */
 static void *hold;
 static instance held;
 
@@ -90,7 +83,7 @@ static instance held;
 static void drop_hold(void)
 {
     static instance in; /* only the reaper thread drops */
-    sp_reg_lock();
+    sp_lock();
     void *h = hold;
     if (h && sp_reaper_busy()) {
         sp_reaper_when_idle(drop_hold); /* work came back meanwhile */
@@ -99,7 +92,7 @@ static void drop_hold(void)
         hold = NULL;
         in = held;
     }
-    sp_reg_unlock();
+    sp_unlock();
     if (!h)
         return;
     real_dlclose()(h);
@@ -125,7 +118,7 @@ int sp_dlclose(void *handle)
     /* The program closes the runtime safepin uses. */
     instance in;
     note_instance(&in, rm);
-    sp_reg_lock();
+    sp_lock();
     if (!hold && sp_reaper_busy()) {
         hold = dlopen(in.name, RTLD_LAZY | RTLD_NOLOAD);
         if (hold) {
@@ -134,7 +127,7 @@ int sp_dlclose(void *handle)
         }
     }
     int holding = hold != NULL;
-    sp_reg_unlock();
+    sp_unlock();
     int rc = real(handle);
     if (rc == 0 && !holding)
         forget_if_unloaded(&in);

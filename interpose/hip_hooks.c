@@ -23,6 +23,24 @@ static int runtime_knows(const void *p)
     return e == hipSuccess && (a.hostPointer || a.devicePointer);
 }
 
+/* 1 if attributes a (an answer of the real runtime) name device memory.
+ * The memory-type values changed in HIP 6.0 (5.x: host 0, device 1; 6.x:
+ * unregistered 0, host 1, device 2) within the same struct layout, so they
+ * are read by the runtime's version, asked once. */
+static int attr_is_device(const hipPointerAttribute_t *a)
+{
+    static int device_type = -1; /* the runtime's value for device memory */
+    int t = __atomic_load_n(&device_type, __ATOMIC_RELAXED);
+    if (t < 0) {
+        int v = 0;
+        if (!sp_real.hipRuntimeGetVersion || sp_real.hipRuntimeGetVersion(&v) != hipSuccess)
+            v = 0;
+        t = v >= 60000000 ? 2 : 1;
+        __atomic_store_n(&device_type, t, __ATOMIC_RELAXED);
+    }
+    return (int)a->memoryType == t;
+}
+
 /* The innermost range containing p, once no register of it is in flight.
  * Lock held (released while waiting). */
 static sp_range *settled_containing(uintptr_t p)
@@ -31,7 +49,7 @@ static sp_range *settled_containing(uintptr_t p)
         sp_range *r = sp_reg_find_containing(p);
         if (!r || !r->registering)
             return r;
-        sp_reg_wait();
+        sp_lock_wait();
     }
 }
 
@@ -68,7 +86,7 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
         if (!r)
             return 0;
         if (r->registering) {
-            sp_reg_wait();
+            sp_lock_wait();
             continue;
         }
         int same = r->base == base && r->size == size && r->flags == flags;
@@ -94,10 +112,10 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
         /* RELEASING: revive an identical one, otherwise wait for it. */
         if (sp_opt.revive && same && sp_reaper_revive(r)) {
             SP_COUNT(revived);
-            sp_site_free(r->reg_site);
-            sp_site_free(r->unreg_site);
-            r->reg_site = site;
-            r->unreg_site = NULL;
+            sp_site_free(sp_sites(r)->reg);
+            sp_site_free(sp_sites(r)->unreg);
+            sp_sites(r)->reg = site;
+            sp_sites(r)->unreg = NULL;
             *site_kept = 1;
             sp_history_add(SP_EV_REVIVE, base, size, site);
             *e = hipSuccess;
@@ -128,7 +146,7 @@ static hipError_t register_range(sp_range *r, void *p, size_t size, unsigned int
     int foreign = runtime_knows(p);
     hipError_t e = sp_real.hipHostRegister(p, size, flags);
 
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
     if (foreign)
         sp_log(SP_LOG_INFO, "info",
@@ -136,16 +154,16 @@ static hipError_t register_range(sp_range *r, void *p, size_t size, unsigned int
                "a registration made elsewhere); passed through, not tracked: returned %d",
                p, size, (int)e);
     if (foreign || e != hipSuccess) {
-        sp_site_free(r->reg_site);
-        r->reg_site = NULL;
+        sp_site_free(sp_sites(r)->reg);
+        sp_sites(r)->reg = NULL;
         sp_reg_remove(r);
     } else {
         r->registering = 0;
         SP_COUNT(registrations);
-        sp_history_add(SP_EV_REGISTER, r->base, size, r->reg_site);
+        sp_history_add(SP_EV_REGISTER, r->base, size, sp_sites(r)->reg);
     }
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     return e;
 }
 
@@ -165,15 +183,15 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     sp_range *r = NULL;
     uint64_t tok = 0;
     int site_kept = 0;
-    sp_reg_lock();
+    sp_lock();
     int settled = settle_overlaps(p, size, flags, site, &e, &site_kept);
     if (!settled && (r = sp_reg_insert((uintptr_t)p, size, flags, dev)) != NULL) {
         r->registering = 1;
-        r->reg_site = site;
+        sp_sites(r)->reg = site;
         site_kept = 1;
         tok = sp_reg_op_begin((uintptr_t)p, size);
     }
-    sp_reg_unlock();
+    sp_unlock();
     if (!site_kept)
         sp_site_free(site);
 
@@ -199,12 +217,12 @@ hipError_t sp_host_unregister(void *p)
     uintptr_t base = (uintptr_t)p;
     sp_site *site = sp_site_capture();
 
-    sp_reg_lock();
+    sp_lock();
     sp_range *r;
     for (;;) {
         r = sp_reg_find_containing(base);
         if (r && r->registering) {
-            sp_reg_wait();
+            sp_lock_wait();
             continue;
         }
         break;
@@ -214,10 +232,10 @@ hipError_t sp_host_unregister(void *p)
          * never saw, or have no device at all); its error passes through. */
         int dbl = sp_reaper_recently_released(base);
         uint64_t tok = sp_reg_op_begin(base, 1);
-        sp_reg_unlock();
+        sp_unlock();
         hipError_t e = SP_REAL_HIP(hipHostUnregister) ? sp_real.hipHostUnregister(p)
                                                        : hipErrorHostMemoryNotRegistered;
-        sp_reg_lock();
+        sp_lock();
         sp_reg_op_end(tok);
         if (e == hipErrorHostMemoryNotRegistered) {
             if (dbl)
@@ -227,7 +245,7 @@ hipError_t sp_host_unregister(void *p)
                 sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "hipHostUnregister(%p): not a registered pointer",
                         p);
         }
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return e;
     }
@@ -237,24 +255,24 @@ hipError_t sp_host_unregister(void *p)
                 "stays %s",
                 p, (size_t)(base - r->base), (unsigned long)r->base, r->size,
                 r->state == SP_RANGE_LIVE ? "registered" : "pending release");
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return hipErrorHostMemoryNotRegistered;
     }
     if (r->state == SP_RANGE_RELEASING) {
         sp_diag(SP_DOUBLE_UNREGISTER, r, "hipHostUnregister(%p): already unregistered", p);
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return hipErrorHostMemoryNotRegistered;
     }
     if (--r->nest > 0) {
         sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
-        sp_reg_unlock();
+        sp_unlock();
         sp_site_free(site);
         return hipSuccess;
     }
-    sp_site_free(r->unreg_site);
-    r->unreg_site = site;
+    sp_site_free(sp_sites(r)->unreg);
+    sp_sites(r)->unreg = site;
     r->t_unregister_ns = sp_now_ns();
     sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
     uint64_t id = r->id;
@@ -266,7 +284,7 @@ hipError_t sp_host_unregister(void *p)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     if (mode == SP_UNREG_ORDERED)
         sp_wait_prior_work();
@@ -282,45 +300,45 @@ hipError_t sp_hip_free(void *p)
         return hipErrorNotInitialized;
     if (!p)
         return sp_real.hipFree(p);
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = settled_containing((uintptr_t)p);
     if (r && r->state == SP_RANGE_LIVE) {
         sp_diag(SP_HIPFREE_HOST_POINTER, r,
                 "hipFree(%p) of host memory inside the registered range 0x%lx (%zu bytes): "
                 "hipErrorInvalidValue, registration untouched",
                 p, (unsigned long)r->base, r->size);
-        sp_reg_unlock();
+        sp_unlock();
         return hipErrorInvalidValue;
     }
     if (r) {
         /* Unregistered for the program: the runtime's answer for host
          * memory never registered, whether or not the release completed. */
-        sp_reg_unlock();
+        sp_unlock();
         return sp_tls_in_hostfn ? hipErrorInvalidValue : sp_real.hipFree(&probe_byte);
     }
     if (sp_tls_in_hostfn) {
         /* hipFree of device memory synchronizes: from a host function it
          * would deadlock, so the reaper makes it. Anything else gets the
          * runtime's own answer at once. */
-        sp_reg_unlock();
+        sp_unlock();
         hipPointerAttribute_t a;
         memset(&a, 0, sizeof(a));
         if (sp_real.hipPointerGetAttributes(&a, p) != hipSuccess ||
-            a.memoryType != hipMemoryTypeDevice || a.devicePointer != p)
+            !attr_is_device(&a) || a.devicePointer != p)
             return sp_real.hipFree(p);
-        sp_reg_lock();
+        sp_lock();
         if (sp_reaper_defer_call(SP_ACT_HIPFREE, p) == 0) {
-            sp_reg_unlock();
+            sp_unlock();
             sp_reaper_kick();
             return hipSuccess;
         }
     }
     uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);
-    sp_reg_unlock();
+    sp_unlock();
     hipError_t e = sp_real.hipFree(p);
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
-    sp_reg_unlock();
+    sp_unlock();
     return e;
 }
 
@@ -333,10 +351,10 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
         return hipErrorNotInitialized;
     if (!attr || !p)
         return sp_real.hipPointerGetAttributes(attr, p);
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = settled_containing((uintptr_t)p);
     if (r && r->state == SP_RANGE_RELEASING) {
-        sp_reg_unlock();
+        sp_unlock();
         /* Unregistered for the program: answer as for memory never registered. */
         hipError_t e = sp_real.hipPointerGetAttributes(attr, &probe_byte);
         if (attr->hostPointer == (void *)&probe_byte)
@@ -346,11 +364,11 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
         return e;
     }
     uint64_t tok = sp_reg_op_begin((uintptr_t)p, 1);
-    sp_reg_unlock();
+    sp_unlock();
     hipError_t e = sp_real.hipPointerGetAttributes(attr, p);
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
-    sp_reg_unlock();
+    sp_unlock();
     return e;
 }
 
@@ -361,9 +379,9 @@ static void track_stream(hipStream_t s, unsigned flags)
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
-    sp_reg_lock();
+    sp_lock();
     sp_streams_add(s, flags, dev);
-    sp_reg_unlock();
+    sp_unlock();
 }
 
 hipError_t sp_stream_create(hipStream_t *s)
@@ -407,9 +425,9 @@ hipError_t sp_stream_destroy(hipStream_t s)
     if (sp_streams_destroy(s)) {
         /* From a host function: the reaper leaves the tail marker and
          * destroys the stream (no runtime call here). */
-        sp_reg_lock();
+        sp_lock();
         sp_reaper_poke();
-        sp_reg_unlock();
+        sp_unlock();
         sp_reaper_kick();
         return hipSuccess;
     }
@@ -456,7 +474,7 @@ hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind k
      * the copy has completed when the call returns, as a pageable copy's
      * has, and the release waits for it (it is serialized with the real
      * unregister, so the runtime never sees the range vanish mid-copy). */
-    sp_reg_lock();
+    sp_lock();
     sp_range *a = pending_overlap(dst, n), *b = pending_overlap(src, n);
     if (a && b && b->base < a->base) {
         sp_range *t = a;
@@ -468,7 +486,7 @@ hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind k
     uint64_t ta = a ? sp_reg_op_begin(a->base, a->size) : 0;
     uint64_t tb = b ? sp_reg_op_begin(b->base, b->size) : 0;
     int sync = (a || b) && !sp_tls_in_hostfn && !sp_streams_is_capturing(stream);
-    sp_reg_unlock();
+    sp_unlock();
     hipError_t e = sp_real.hipMemcpyAsync(dst, src, n, kind, stream);
     if (e == hipSuccess && sync) {
         int old = sp_relaxed_enter();
@@ -476,12 +494,12 @@ hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind k
         sp_relaxed_leave(old);
     }
     if (ta || tb) {
-        sp_reg_lock();
+        sp_lock();
         if (tb)
             sp_reg_op_end(tb);
         if (ta)
             sp_reg_op_end(ta);
-        sp_reg_unlock();
+        sp_unlock();
     }
     return e;
 }
@@ -493,10 +511,10 @@ static void *query_address(void *p)
 {
     if (sp_reg_empty() || !p)
         return p;
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = settled_containing((uintptr_t)p);
     int pending = r && r->state == SP_RANGE_RELEASING;
-    sp_reg_unlock();
+    sp_unlock();
     return pending ? (void *)&probe_byte : p;
 }
 
@@ -553,9 +571,9 @@ static trampoline *make_trampoline(hipStream_t s)
 {
     trampoline *t = sp_mem_calloc(1, sizeof(*t));
     if (t) {
-        sp_reg_lock();
+        sp_lock();
         t->persistent = sp_streams_is_capturing(s);
-        sp_reg_unlock();
+        sp_unlock();
     }
     return t;
 }

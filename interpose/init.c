@@ -53,10 +53,12 @@ static void mark_main_thread(void)
         pthread_setspecific(main_key, &main_key);
 }
 
-/* The child forgets the registry and the reaper; nothing is locked around
- * fork (see sp_reg_fork_child). Its one thread is its main thread. */
+/* The child gets a fresh lock and forgets the registry and the reaper;
+ * nothing is locked around fork (see sp_reg_fork_child). Its one thread is
+ * its main thread. */
 static void fork_child(void)
 {
+    sp_lock_fork_child();
     sp_reg_fork_child();
     sp_reaper_fork_child();
     sp_backend_fork_child();
@@ -139,7 +141,7 @@ static int nothing_to_do(void)
  * no leak walk is made; said at log=info. */
 static int exit_interrupted_hook(void)
 {
-    if (!sp_reg_held() && sp_tls_in_hook == 0)
+    if (!sp_lock_held() && sp_tls_in_hook == 0)
         return 0;
     static int said;
     if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
@@ -171,9 +173,9 @@ void sp_at_exit(int status, void *arg)
         sp_exit_drain(); /* if no destructor ran it (exit from a destructor) */
         if (drain_end == SP_DRAIN_DONE) /* releases started by later destructors */
             sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
-        sp_reg_lock();
+        sp_lock();
         sp_reg_for_each(report_leak, NULL);
-        sp_reg_unlock();
+        sp_unlock();
     }
     sp_diag_finish(status);
     if (sp_opt.strict && status == 0 && sp_violations() > 0) {

@@ -395,13 +395,13 @@ static void report_live(sp_range *r, claim_ctx *c)
 {
     if (!c->site)
         c->site = sp_site_capture();
-    if (!r->unreg_site && c->site) {
+    if (!sp_sites(r)->unreg && c->site) {
         /* The range keeps its own copy of where it was freed. */
         size_t sz = sizeof(sp_site) + (size_t)c->site->n * sizeof(void *);
         sp_site *copy = sp_mem_alloc(sz);
         if (copy) {
             memcpy(copy, c->site, sz);
-            r->unreg_site = copy;
+            sp_sites(r)->unreg = copy;
         }
     }
     r->t_unregister_ns = sp_now_ns();
@@ -493,19 +493,19 @@ static int block_involved(uintptr_t p, size_t n)
 
 __attribute__((noinline)) static void free_slow(void *p)
 {
-    if (!sp_reg_held()) {
+    if (!sp_lock_held()) {
         uintptr_t a = (uintptr_t)p;
         size_t n = malloc_usable_size(p);
         if (sp_reg_maybe(a, n)) {
-            sp_reg_lock();
+            sp_lock();
             if (!sp_reg_find_overlap(a, n)) {
-                sp_reg_unlock();
+                sp_unlock();
                 real_free(p);
                 return;
             }
             claim(a, n, "free", 1);
             int deferred = sp_reaper_defer_free(p, n, may_wait());
-            sp_reg_unlock();
+            sp_unlock();
             sp_reaper_kick();
             if (deferred)
                 return;
@@ -525,15 +525,15 @@ SP_EARLY void sp_free(void *p)
 
 SP_EARLY void *sp_realloc(void *p, size_t n)
 {
-    if (LIKELY(sp_reg_empty()) || !p || sp_reg_held())
+    if (LIKELY(sp_reg_empty()) || !p || sp_lock_held())
         return real_realloc(p, n);
     uintptr_t a = (uintptr_t)p;
     size_t old = malloc_usable_size(p);
     if (!sp_reg_maybe(a, old))
         return real_realloc(p, n);
-    sp_reg_lock();
+    sp_lock();
     int involved = block_involved(a, old);
-    sp_reg_unlock();
+    sp_unlock();
     if (!involved)
         return real_realloc(p, n);
     /* The new block now (realloc(p, 0) frees); the old one stays alive until
@@ -543,10 +543,10 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
         return NULL;
     if (q)
         memcpy(q, p, old < n ? old : n);
-    sp_reg_lock();
+    sp_lock();
     claim(a, old, "realloc", 1);
     int deferred = sp_reaper_defer_free(p, old, may_wait());
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     if (!deferred)
         real_free(p);
@@ -558,20 +558,20 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
 SP_EARLY int sp_munmap(void *addr, size_t len)
 {
     uintptr_t a = (uintptr_t)addr;
-    if (LIKELY(sp_reg_empty()) || sp_reg_held() || !sp_reg_maybe(a, len) ||
+    if (LIKELY(sp_reg_empty()) || sp_lock_held() || !sp_reg_maybe(a, len) ||
         munmap_refused(a, len))
         return real_munmap(addr, len);
     size_t n = page_up(len);
-    sp_reg_lock();
+    sp_lock();
     if (!sp_reg_find_overlap(a, n)) {
-        sp_reg_unlock();
+        sp_unlock();
         return real_munmap(addr, len);
     }
     claim_ctx c;
     claim_quiet(&c, a, n, "munmap");
     sp_reaper_defer_unmap(a, n, may_wait());
     claim_say(&c);
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     return 0;
 }
@@ -611,7 +611,7 @@ static int mremap_source_refused(uintptr_t old, size_t os, int moves_or_grows)
 void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
 {
     uintptr_t o = (uintptr_t)old, na = (uintptr_t)new_addr;
-    if (LIKELY(sp_reg_empty()) || sp_reg_held() ||
+    if (LIKELY(sp_reg_empty()) || sp_lock_held() ||
         mremap_args_refused(o, old_size, new_size, flags, na))
         return real_mremap(old, old_size, new_size, flags, new_addr);
     size_t os = page_up(old_size), ns = page_up(new_size);
@@ -632,19 +632,19 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
     if (!sp_reg_maybe(o, src_len) && !(dst_len && sp_reg_maybe(na, dst_len)))
         return real_mremap(old, old_size, new_size, flags, new_addr);
 
-    sp_reg_lock();
+    sp_lock();
     int live = live_in(gone, gone_len, 0) + live_in(na, dst_len, 0);
-    sp_reg_unlock();
+    sp_unlock();
     /* Registrations change only if the kernel will accept the call. */
     if (live && mremap_source_refused(o, os, moves || ns > os))
         return real_mremap(old, old_size, new_size, flags, new_addr);
-    sp_reg_lock();
+    sp_lock();
     claim(gone, gone_len, "mremap", 0);
     claim(na, dst_len, "mremap(MREMAP_FIXED)", 0);
     settle(o, src_len);
     if (dst_len)
         settle(na, dst_len);
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     return real_mremap(old, old_size, new_size, flags, new_addr);
 }
@@ -654,11 +654,11 @@ SP_EARLY int sp_madvise(void *addr, size_t len, int advice)
     uintptr_t a = (uintptr_t)addr;
     if (LIKELY(sp_reg_empty()) ||
         (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
-        sp_reg_held() || !sp_reg_maybe(a, len) || misaligned(a) || page_up(len) == 0)
+        sp_lock_held() || !sp_reg_maybe(a, len) || misaligned(a) || page_up(len) == 0)
         return real_madvise(addr, len, advice);
-    sp_reg_lock();
+    sp_lock();
     settle(a, page_up(len));
-    sp_reg_unlock();
+    sp_unlock();
     return real_madvise(addr, len, advice);
 }
 
@@ -666,20 +666,20 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 {
     uintptr_t a = (uintptr_t)addr;
     if (LIKELY(!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) || sp_reg_empty() ||
-        sp_reg_held() || !sp_reg_maybe(a, len) || fixed_mmap_refused(a, len, off))
+        sp_lock_held() || !sp_reg_maybe(a, len) || fixed_mmap_refused(a, len, off))
         return real_mmap(addr, len, prot, flags, fd, off);
     size_t n = page_up(len);
     if (flags & MAP_FIXED_NOREPLACE) {
         /* The kernel says whether the place is free: memory whose unmap is
          * deferred is free for the program. */
-        sp_reg_lock();
+        sp_lock();
         settle(a, n);
-        sp_reg_unlock();
+        sp_unlock();
         return real_mmap(addr, len, prot, flags, fd, off);
     }
-    sp_reg_lock();
+    sp_lock();
     int live = live_in(a, n, 0);
-    sp_reg_unlock();
+    sp_unlock();
     if (live && (flags & MAP_HUGETLB)) {
         /* A fixed huge-page mapping needs a huge-page aligned address (the
          * probe below, placed by the kernel, cannot judge that). */
@@ -700,10 +700,10 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
             return MAP_FAILED;
         syscall(SYS_munmap, probe, len); /* safepin's own probe, not the program's memory */
     }
-    sp_reg_lock();
+    sp_lock();
     claim(a, n, "mmap(MAP_FIXED)", 0);
     settle(a, n);
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     return real_mmap(addr, len, prot, flags, fd, off);
 }
@@ -711,7 +711,7 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 int sp_shmdt(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
-    if (LIKELY(sp_reg_empty()) || sp_reg_held() || misaligned(a))
+    if (LIKELY(sp_reg_empty()) || sp_lock_held() || misaligned(a))
         return real_shmdt(addr);
     shm_ctx c = {a, 0, 0, 0};
     int rc = maps_walk(find_shm, &c);
@@ -720,7 +720,7 @@ int sp_shmdt(const void *addr)
     size_t len = c.found ? c.end - a : pagesz();
     if (!sp_reg_maybe(a, len))
         return real_shmdt(addr);
-    sp_reg_lock();
+    sp_lock();
     if (!c.found) {
         /* The mappings could not be read: the registration at a, if any,
          * stands for the segment. */
@@ -730,7 +730,7 @@ int sp_shmdt(const void *addr)
     }
     claim(a, len, "shmdt", 0);
     settle(a, len);
-    sp_reg_unlock();
+    sp_unlock();
     sp_reaper_kick();
     return real_shmdt(addr);
 }

@@ -79,9 +79,9 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     if (!shim || shim == p)
         return p;
     /* A hooked HIP function from a handle: give the program our shim. */
-    sp_reg_lock();
+    sp_lock();
     sp_backend_fill_from(handle);
-    sp_reg_unlock();
+    sp_unlock();
     return shim;
 }
 
@@ -98,9 +98,9 @@ hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint
     if (!shim || shim == *pfn)
         return e;
     /* Keep the runtime's function as the real one if we had none. */
-    sp_reg_lock();
+    sp_lock();
     sp_backend_fill_one(symbol, *pfn);
-    sp_reg_unlock();
+    sp_unlock();
     *pfn = shim;
     return e;
 }

@@ -2,6 +2,7 @@
  * hold.c - the release hold (see hold.h).
  */
 #include "hold.h"
+#include "lock.h"
 #include "diag.h"
 #include "options.h"
 #include "runtime.h"
@@ -39,16 +40,19 @@ static uint64_t poll_ns(void) { return (uint64_t)sp_opt.hold_poll_us * 1000ull; 
 
 sp_range *sp_hold_keep(sp_range *batch, uint64_t mark_seq)
 {
-    sp_range *keep = NULL, **tail = &keep;
+    sp_range *keep = NULL, *last = NULL;
     for (sp_range *r = batch, *next; r; r = next) {
-        next = r->release;
+        next = sp_reaper_batch_next(r);
         held *h = NULL;
         if (H.need == 0 && holds_runtime(r->rt) && r->state == SP_RANGE_RELEASING &&
-            r->rel_seq <= mark_seq)
+            sp_reaper_release_seq(r) <= mark_seq)
             h = sp_mem_calloc(1, sizeof(*h));
         if (!h) {
-            *tail = r;
-            tail = (sp_range **)&r->release;
+            if (last)
+                sp_reaper_batch_link(last, r);
+            else
+                keep = r;
+            last = r;
             continue;
         }
         h->r = r;
@@ -62,7 +66,8 @@ sp_range *sp_hold_keep(sp_range *batch, uint64_t mark_seq)
         if (!H.next_poll_ns)
             H.next_poll_ns = h->since_ns + poll_ns();
     }
-    *tail = NULL;
+    if (last)
+        sp_reaper_batch_link(last, NULL);
     return keep;
 }
 
@@ -96,12 +101,12 @@ static int device_idle(void)
     int rts = 0;
     for (held *h = H.list; h; h = h->next)
         rts |= 1 << h->r->rt;
-    sp_reg_unlock();
+    sp_unlock();
     int idle = 1;
     for (int rt = 0; rt < SP_RT_N && idle; rt++)
         if (rts & 1 << rt)
             idle = sp_streams_idle(rt);
-    sp_reg_lock();
+    sp_lock();
     return idle;
 }
 
@@ -135,7 +140,7 @@ sp_range *sp_hold_take(uint64_t *mark_seq)
     H.next_poll_ns = 0;
     while (h) {
         held *next = h->next;
-        h->r->release = batch;
+        sp_reaper_batch_link(h->r, batch);
         batch = h->r;
         if (h->seq < seq)
             seq = h->seq;
@@ -150,7 +155,7 @@ void sp_hold_need(int delta)
 {
     H.need += delta;
     if (delta > 0 && H.list)
-        sp_reg_broadcast(); /* the reaper sleeps until its next poll */
+        sp_lock_broadcast(); /* the reaper sleeps until its next poll */
 }
 
 size_t sp_hold_bytes(void) { return H.bytes; }

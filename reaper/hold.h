@@ -33,7 +33,8 @@ extern "C" {
 
 /* Lock held. Takes from the batch (linked by ->release; markers completed
  * for releases submitted up to mark_seq) the ranges to hold, which stay
- * in_batch; returns the rest, to be released now. */
+ * in_batch; returns the rest, to be released now. Batches are linked
+ * through reaper.c's part of each range (sp_reaper_batch_next). */
 sp_range *sp_hold_keep(sp_range *batch, uint64_t mark_seq);
 
 /* Lock held. 1 if the hold may have ended (forced, or time to poll). */
@@ -57,6 +58,12 @@ size_t sp_hold_bytes(void);
 
 /* Fork child and tests: forget what is held. */
 void sp_hold_reset(void);
+
+/* reaper.c's part of a range, for the hold: a batch's links (lock held)
+ * and the sequence of its current release. */
+sp_range *sp_reaper_batch_next(const sp_range *r);
+void sp_reaper_batch_link(sp_range *r, sp_range *next);
+uint64_t sp_reaper_release_seq(const sp_range *r);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,25 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The reaper's part of a range (sp_range.part, after the diagnostics'):
+ * its place in the release queue. */
+typedef struct sp_release {
+    sp_range *next;         /* next range in the queue */
+    uint64_t seq;           /* submission sequence of its current release */
+    unsigned queued : 1;    /* on the queue */
+    unsigned in_batch : 1;  /* taken by the reaper, markers being waited on */
+} sp_release;
+
+#define RELEASE_PART ((SP_SITES_PART_END + 7) & ~(size_t)7)
+_Static_assert(RELEASE_PART + sizeof(sp_release) <= SP_REG_PART_ROOM,
+               "the registry's room per range holds the sites and the reaper's part");
+
+static sp_release *rel(const sp_range *r) { return sp_reg_part(r, RELEASE_PART); }
+
+/* For the hold (hold.h): a batch's links and a range's release sequence. */
+sp_range *sp_reaper_batch_next(const sp_range *r) { return rel(r)->next; }
+void sp_reaper_batch_link(sp_range *r, sp_range *next) { rel(r)->next = next; }
+uint64_t sp_reaper_release_seq(const sp_range *r) { return rel(r)->seq; }
 
 typedef struct sp_action {
     sp_act_kind kind;
@@ -62,10 +81,10 @@ static struct {
 
 static void enqueue(sp_range *r)
 {
-    r->release = NULL;
-    r->queued = 1;
+    rel(r)->next = NULL;
+    rel(r)->queued = 1;
     if (R.q_tail)
-        R.q_tail->release = r;
+        rel(R.q_tail)->next = r;
     else
         R.q_head = r;
     R.q_tail = r;
@@ -100,11 +119,11 @@ void sp_reaper_release(sp_range *r)
         R.n_releasing++;
     }
     r->nest = 0;
-    r->rel_seq = ++R.submit_seq;
+    rel(r)->seq = ++R.submit_seq;
     if (!r->t_unregister_ns)
         r->t_unregister_ns = sp_now_ns();
     SP_COUNT(releases_submitted);
-    if (!r->queued && !r->in_batch)
+    if (!rel(r)->queued && !rel(r)->in_batch)
         enqueue(r);
     start_reaper();
     if (R.idle)
@@ -120,9 +139,9 @@ void sp_reaper_poke(void)
 
 int sp_wait_prior_work(void)
 {
-    sp_reg_lock();
+    sp_lock();
     sp_marks *m = sp_marks_take();
-    sp_reg_unlock();
+    sp_unlock();
     if (!m)
         return 0;
     int ok = sp_marks_record(m) == 0;
@@ -136,20 +155,20 @@ void sp_reaper_kick(void)
 {
     if (__atomic_load_n(&R.need_wake, __ATOMIC_RELAXED) &&
         __atomic_exchange_n(&R.need_wake, 0, __ATOMIC_RELAXED))
-        sp_reg_broadcast();
+        sp_lock_broadcast();
 }
 
 /* Lock held: before waiting for the reaper, make sure it is awake. */
 static void kick_locked(void)
 {
     if (__atomic_exchange_n(&R.need_wake, 0, __ATOMIC_RELAXED))
-        sp_reg_broadcast();
+        sp_lock_broadcast();
 }
 
 static void wait_reaper(void)
 {
     kick_locked();
-    sp_reg_wait();
+    sp_lock_wait();
 }
 
 static int settle_actions(const sp_range *r);
@@ -167,7 +186,7 @@ int sp_reaper_revive(sp_range *r)
      * ranges that are LIVE again. Actions that waited only for it are ready
      * now; the reaper runs them. */
     if (settle_actions(r))
-        sp_reg_broadcast();
+        sp_lock_broadcast();
     return 1;
 }
 
@@ -236,7 +255,7 @@ static int see_registering(sp_range *r, void *arg)
 void sp_reaper_wait_registering(uintptr_t addr, size_t len)
 {
     while (sp_reg_for_overlaps(addr, len, see_registering, NULL))
-        sp_reg_wait();
+        sp_lock_wait();
 }
 
 /* A range an action over it must wait for: its release is pending. */
@@ -405,7 +424,7 @@ restart:
             continue;
         if (a->running) {
             /* The reaper is unmapping it now: that never waits for us. */
-            sp_reg_wait();
+            sp_lock_wait();
             goto restart;
         }
         uintptr_t a_end = a->addr + a->len;
@@ -542,15 +561,15 @@ static void run_ready_actions(void)
             }
         if (n == 0)
             return;
-        sp_reg_unlock();
+        sp_unlock();
         for (int i = 0; i < n; i++)
             run_action(ready[i]);
-        sp_reg_lock();
+        sp_lock();
         for (int i = 0; i < n; i++) {
             unlink_action(ready[i]);
             sp_mem_free(ready[i]);
         }
-        sp_reg_broadcast();
+        sp_lock_broadcast();
     }
 }
 
@@ -563,7 +582,7 @@ static int revive_grace(sp_range *r)
         return 0;
     uint64_t deadline = r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
     while (r->state == SP_RANGE_RELEASING && !r->freed && !R.stop && sp_now_ns() < deadline)
-        sp_reg_timedwait_ns(deadline);
+        sp_lock_timedwait_ns(deadline);
     return r->state != SP_RANGE_RELEASING;
 }
 
@@ -574,10 +593,10 @@ static void complete_release(sp_range *r)
     uintptr_t base = r->base;
     uint64_t tok = sp_reg_op_begin(base, r->size);
     const sp_rt_ops *o = sp_rt(r->rt);
-    sp_reg_unlock();
+    sp_unlock();
     int e = o->unregister(r->place, (void *)base);
     uint64_t done = sp_now_ns();
-    sp_reg_lock();
+    sp_lock();
     sp_reg_op_end(tok);
     if (e != 0 && e != o->err_not_registered) {
         /* The runtime may still pin it: keep the memory alive and the range
@@ -593,7 +612,7 @@ static void complete_release(sp_range *r)
         r->state = SP_RANGE_LIVE;
         r->nest = 1;
         R.n_releasing--;
-        sp_reg_broadcast();
+        sp_lock_broadcast();
         return;
     }
     if (e != 0)
@@ -610,11 +629,11 @@ static void complete_release(sp_range *r)
     R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
     R.n_releasing--;
     SP_COUNT(releases_completed);
-    sp_site_free(r->reg_site);
-    sp_site_free(r->unreg_site);
-    r->reg_site = r->unreg_site = NULL;
+    sp_site_free(sp_sites(r)->reg);
+    sp_site_free(sp_sites(r)->unreg);
+    sp_sites(r)->reg = sp_sites(r)->unreg = NULL;
     sp_reg_remove(r);
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 /* Lock held on entry and exit. Waits for the device work enqueued before
@@ -625,16 +644,16 @@ static void wait_prior_work(void)
         sp_marks *m = sp_marks_take();
         if (!m) {
             /* Out of memory: try again shortly, never release early. */
-            sp_reg_timedwait_ns(sp_now_ns() + 1000000ull);
+            sp_lock_timedwait_ns(sp_now_ns() + 1000000ull);
             continue;
         }
-        sp_reg_unlock();
+        sp_unlock();
         int rc = sp_marks_record(m);
         if (rc == 0)
             sp_marks_wait(m);
         int saw_capture = sp_marks_saw_capture(m);
         sp_marks_put(m);
-        sp_reg_lock();
+        sp_lock();
         if (rc == 0) {
             if (saw_capture) {
                 SP_COUNT(capture_deferrals);
@@ -650,13 +669,13 @@ static void wait_prior_work(void)
          * again shortly. Never release early. */
         uint64_t retry = sp_now_ns() + 1000000ull;
         R.capture_blocked = 1;
-        sp_reg_broadcast();
+        sp_lock_broadcast();
         sp_marks_wait_captures(&R.stop);
         R.capture_blocked = 0;
         if (R.stop)
             return;
         while (!R.stop && sp_now_ns() < retry)
-            sp_reg_timedwait_ns(retry);
+            sp_lock_timedwait_ns(retry);
     }
 }
 
@@ -673,22 +692,22 @@ void sp_reaper_when_idle(void (*fn)(void))
 {
     R.idle_fn = fn;
     start_reaper();
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 void sp_reaper_main_gone(void)
 {
-    sp_reg_lock();
+    sp_lock();
     R.main_gone = 1;
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
 }
 
 void sp_reaper_runtime_gone(void)
 {
     sp_streams_fork_child(); /* forgets every stream and event, as in a child */
     R.rt_gen++;
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 /* Lock held. Waits for work; returns 1 when the reaper should end instead:
@@ -700,11 +719,11 @@ static int idle_wait(void)
             void (*fn)(void) = R.idle_fn;
             R.idle_fn = NULL;
             R.idle_running = 1;
-            sp_reg_unlock();
+            sp_unlock();
             fn();
-            sp_reg_lock();
+            sp_lock();
             R.idle_running = 0;
-            sp_reg_broadcast();
+            sp_lock_broadcast();
             continue;
         }
         if (R.main_gone)
@@ -712,9 +731,9 @@ static int idle_wait(void)
         R.idle = 1;
         uint64_t poll = sp_hold_next_poll();
         if (poll)
-            sp_reg_timedwait_ns(poll); /* held releases: ask the device again then */
+            sp_lock_timedwait_ns(poll); /* held releases: ask the device again then */
         else
-            sp_reg_wait();
+            sp_lock_wait();
         R.idle = 0;
     }
     return 0;
@@ -727,9 +746,9 @@ static void follow_runtime(unsigned *rt_gen)
     if (R.rt_gen == *rt_gen)
         return;
     *rt_gen = R.rt_gen;
-    sp_reg_unlock();
+    sp_unlock();
     sp_relaxed_enter();
-    sp_reg_lock();
+    sp_lock();
 }
 
 /* Lock held (released while they run): the deferred calls (hipFree from
@@ -739,16 +758,16 @@ static void run_calls(void)
     sp_action *calls = R.calls;
     R.calls = NULL;
     R.calls_running = 1;
-    sp_reg_unlock();
+    sp_unlock();
     while (calls) {
         sp_action *next = calls->next;
         run_action(calls);
         sp_mem_free(calls);
         calls = next;
     }
-    sp_reg_lock();
+    sp_lock();
     R.calls_running = 0;
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 /* Lock held. Takes every queued release as one batch. */
@@ -756,9 +775,9 @@ static sp_range *take_batch(void)
 {
     sp_range *batch = R.q_head;
     R.q_head = R.q_tail = NULL;
-    for (sp_range *r = batch; r; r = r->release) {
-        r->queued = 0;
-        r->in_batch = 1;
+    for (sp_range *r = batch; r; r = rel(r)->next) {
+        rel(r)->queued = 0;
+        rel(r)->in_batch = 1;
     }
     return batch;
 }
@@ -770,20 +789,20 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
 {
     sp_range *r = batch;
     while (r) {
-        sp_range *next = r->release;
+        sp_range *next = rel(r)->next;
         /* in_batch stays set through the revive grace (which waits with
          * the lock released): a range revived and released again
          * meanwhile is left to the re-enqueue below. Cleared first, a
          * second sp_reaper_release queued it too and the enqueue below
          * linked it to itself (the model's seed 9; revive_rerelease). */
         if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
-            r->in_batch = 0; /* revived */
-        } else if (r->rel_seq > mark_seq) {
-            r->in_batch = 0;
-            if (!r->queued)
+            rel(r)->in_batch = 0; /* revived */
+        } else if (rel(r)->seq > mark_seq) {
+            rel(r)->in_batch = 0;
+            if (!rel(r)->queued)
                 enqueue(r); /* unregistered again after the markers: new round */
         } else {
-            r->in_batch = 0;
+            rel(r)->in_batch = 0;
             complete_release(r);
         }
         r = next;
@@ -814,7 +833,7 @@ static void *reaper_main(void *arg)
      * grace, the runtime's own inside the real unregister) end on time
      * rather than up to the default 50 us late. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    sp_reg_lock();
+    sp_lock();
     unsigned rt_gen = R.rt_gen;
     for (;;) {
         if (idle_wait()) {
@@ -826,9 +845,9 @@ static void *reaper_main(void *arg)
             break;
         follow_runtime(&rt_gen);
         if (streams_work()) {
-            sp_reg_unlock();
+            sp_unlock();
             sp_streams_service();
-            sp_reg_lock();
+            sp_lock();
         }
         if (any_ready()) {
             run_ready_actions();
@@ -853,7 +872,7 @@ static void *reaper_main(void *arg)
         if (release_batch())
             break;
     }
-    sp_reg_unlock();
+    sp_unlock();
     return NULL;
 }
 
@@ -861,7 +880,7 @@ static void *reaper_main(void *arg)
  * or when the work waits for a stream capture to end. */
 static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
 {
-    sp_reg_lock();
+    sp_lock();
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
     sp_hold_need(1); /* held releases go now */
     kick_locked();
@@ -876,14 +895,14 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
             end = SP_DRAIN_CAPTURE;
             break;
         }
-        if (sp_reg_timedwait_ns(deadline) == ETIMEDOUT) {
+        if (sp_lock_timedwait_ns(deadline) == ETIMEDOUT) {
             end = SP_DRAIN_TIMEOUT;
             break;
         }
     }
     size_t left = R.n_releasing;
     sp_hold_need(-1);
-    sp_reg_unlock();
+    sp_unlock();
     *why = end;
     return left;
 }
@@ -897,16 +916,16 @@ size_t sp_reaper_drain(long timeout_ms)
 size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why)
 {
     size_t left = drain(timeout_ms, nowait, why);
-    sp_reg_lock();
+    sp_lock();
     R.exiting = 1;
     if (*why != SP_DRAIN_DONE) {
         /* What is left cannot complete before the process ends: the reaper
          * makes no further call for it (the runtime is torn down next). */
         __atomic_store_n(&R.abandoned, 1, __ATOMIC_RELEASE);
         R.stop = 1;
-        sp_reg_broadcast();
+        sp_lock_broadcast();
     }
-    sp_reg_unlock();
+    sp_unlock();
     return left;
 }
 

@@ -10,7 +10,7 @@
  * each range, then the deferred actions (free, munmap) that waited on it,
  * and removes the range. The reaper never runs inside a host function.
  *
- * Everything here is serialized by the registry lock. Calls marked "lock
+ * Everything here is serialized by sp_lock (util/lock.h). Calls marked "lock
  * held" must be made with it held. Dependencies: streams/, runtime/, diag/,
  * registry/, util/. Callers: interpose/.
  */

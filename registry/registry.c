@@ -34,6 +34,7 @@ static bool g_hash_oom; /* set by uthash when an insert failed; lock held */
 static unsigned reg_hash_key(const void *keyptr);
 
 #include "registry.h"
+#include "lock.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -44,10 +45,6 @@ static unsigned reg_hash_key(const void *keyptr);
 #define SLOT_COUNT (1u << SLOT_BITS)
 #define SPAN_MAX_REGIONS 64           /* wider ranges count as "huge" */
 #define QUERY_MAX_REGIONS 4           /* wider queries just answer "maybe" */
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cond;
 
 static sp_range *g_table;             /* uthash head */
 static sp_tree_node *g_root;          /* AVL root */
@@ -75,22 +72,6 @@ static struct {
     uint64_t next_token;
 } __attribute__((aligned(64))) g_op;
 
-static void reg_init_lock(void)
-{
-    pthread_condattr_t attr;
-
-    pthread_mutex_init(&g_lock, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&g_cond, &attr);
-    pthread_condattr_destroy(&attr);
-}
-
-static void reg_once(void)
-{
-    pthread_once(&g_once, reg_init_lock);
-}
-
 static unsigned reg_hash_key(const void *keyptr)
 {
     uint64_t k;
@@ -117,84 +98,6 @@ static uintptr_t last_byte(uintptr_t addr, size_t len)
 static uintptr_t range_last(const sp_range *r)
 {
     return r->base + (r->size - 1);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The lock                                                                 */
-
-/* Whether this thread holds the lock: the memory hooks must not take it
- * again when code run under it (a diagnostic, the runtime) frees memory. */
-__thread int sp_reg_tls_held __attribute__((tls_model("initial-exec")));
-
-/* The caller's cancelability state, saved while it holds the lock. */
-static __thread int tls_cancel_state __attribute__((tls_model("initial-exec")));
-
-/* Takes the registry mutex (initializing it on first use). Not recursive.
- * Cancellation is disabled while the lock is held: no cancellation point
- * reached under it (the condvar waits, a diagnostic's write, the symbolizer)
- * can end the thread with the lock taken. A pending cancellation acts at the
- * caller's next cancellation point after sp_reg_unlock. */
-void sp_reg_lock(void)
-{
-    int old;
-
-    reg_once();
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-    /* Set before taking the mutex, cleared after releasing it: a signal
-     * handler that interrupts this thread anywhere between the two (even
-     * half-way through pthread_mutex_lock, when the mutex may already be
-     * ours) sees that it must not take the lock or wait on it (exit() from
-     * a handler, init.c). The compiler barriers keep the store in place. */
-    sp_reg_tls_held = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&g_lock);
-    tls_cancel_state = old;
-}
-
-/* Releases the registry mutex and restores the caller's cancelability. */
-void sp_reg_unlock(void)
-{
-    int old = tls_cancel_state;
-
-    pthread_mutex_unlock(&g_lock);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    sp_reg_tls_held = 0;
-    pthread_setcancelstate(old, NULL);
-}
-
-/* Lock held. Waits for a broadcast (or a spurious wakeup): callers loop on
- * their condition. The lock is released while waiting; the thread cannot be
- * cancelled here (see sp_reg_lock). */
-void sp_reg_wait(void)
-{
-    pthread_cond_wait(&g_cond, &g_lock);
-}
-
-/* Lock held. Like sp_reg_wait, but gives up at abs_monotonic_ns
- * (CLOCK_MONOTONIC). Returns 0 on a wakeup, ETIMEDOUT once the time has
- * passed. */
-int sp_reg_timedwait_ns(uint64_t abs_monotonic_ns)
-{
-    struct timespec ts;
-    int rc;
-
-    ts.tv_sec = (time_t)(abs_monotonic_ns / 1000000000u);
-    ts.tv_nsec = (long)(abs_monotonic_ns % 1000000000u);
-    rc = pthread_cond_timedwait(&g_cond, &g_lock, &ts);
-    return rc == ETIMEDOUT ? ETIMEDOUT : 0;
-}
-
-/* Wakes every waiter. Lock held or not. */
-void sp_reg_broadcast(void)
-{
-    reg_once();
-    /* Marked as held meanwhile: exit() from a signal handler that interrupts
-     * the broadcast must not touch the condition variable (its internal
-     * lock is this thread's), so the exit drain is skipped there. */
-    int was = sp_reg_tls_held;
-    sp_reg_tls_held = 1;
-    pthread_cond_broadcast(&g_cond);
-    sp_reg_tls_held = was;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -512,7 +415,7 @@ void sp_reg_remove(sp_range *r)
     summary_update(r->base, range_last(r), -1);
     __atomic_fetch_sub(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
     sp_mem_free(r);
-    pthread_cond_broadcast(&g_cond);
+    sp_lock_broadcast();
 }
 
 /* Lock held. The range whose base is exactly `base`, or NULL. O(1). */
@@ -665,7 +568,7 @@ uint64_t sp_reg_op_begin(uintptr_t addr, size_t len)
             o = o->next;
         if (o == NULL)
             break;
-        sp_reg_wait();
+        sp_lock_wait();
     }
     op->first = addr;
     op->last = last;
@@ -691,7 +594,7 @@ void sp_reg_op_end(uint64_t token)
         *link = op->next;
         sp_mem_free(op);
     }
-    pthread_cond_broadcast(&g_cond);
+    sp_lock_broadcast();
 }
 
 /* ------------------------------------------------------------------------ */
@@ -700,12 +603,22 @@ void sp_reg_op_end(uint64_t token)
 /* Without the lock (no other thread may use the registry meanwhile): frees
  * every range and op, clears the summary and re-initializes the mutex and
  * the condvar. Ids and tokens keep increasing. Makes no runtime call. */
+/* The lock-free filter says "no range" everywhere. */
+static void filter_clear(void)
+{
+    for (unsigned i = 0; i < SLOT_COUNT; i++)
+        atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
+    atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
+    __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
+}
+
 void sp_reg_reset(void)
 {
     sp_range *head = g_table, *r, *next;
     sp_op *op = g_op.ops;
 
-    reg_once();
     HASH_CLEAR(hh, g_table);          /* frees the buckets, not the items */
     for (r = head; r != NULL; r = next) {
         next = r->hh.next;
@@ -720,35 +633,23 @@ void sp_reg_reset(void)
     }
     g_op.ops = NULL;
     g_hash_oom = false;
-
-    for (unsigned i = 0; i < SLOT_COUNT; i++)
-        atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
-    __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
+    filter_clear();
 }
 
 /* pthread_atfork child (no prepare or parent handler: no lock is taken
  * around fork). The child forgets the registry without reading it, so it
  * needs no consistent copy, and taking the lock before fork would order it
  * against the runtime's own fork locks (a runtime thread may free memory,
- * and so enter our hooks, while holding them). The child starts with an empty registry and a fresh
- * (unlocked) mutex and condvar (G9). Whatever another thread was doing to
- * the registry at fork time is abandoned, not freed: its nodes leak in the
- * child, which is safe whatever state they were in. */
+ * and so enter our hooks, while holding them). The child starts with an
+ * empty registry (G9; sp_lock_fork_child gives it a fresh lock). Whatever
+ * another thread was doing to the registry at fork time is abandoned, not
+ * freed: its nodes leak in the child, which is safe whatever state they
+ * were in. */
 void sp_reg_fork_child(void)
 {
     g_table = NULL;
     g_root = NULL;
     g_op.ops = NULL;
     g_hash_oom = false;
-    for (unsigned i = 0; i < SLOT_COUNT; i++)
-        atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
-    __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
-    reg_init_lock(); /* the parent's threads are gone: a fresh mutex and condvar */
-    sp_reg_tls_held = 0;
+    filter_clear();
 }

@@ -7,11 +7,10 @@
  * registry never overlap one another (the hooks guarantee it: an overlapping
  * register waits for, or is refused by, what is there).
  *
- * Locking: one mutex (sp_reg_lock/unlock) serializes every function below
- * except sp_reg_maybe(), which takes no lock and is what the memory hooks
- * call on every free/munmap. Functions marked "lock held" must be called with
- * the lock held. A thread holding the lock cannot be cancelled (its
- * cancellation acts after it unlocks). Memory comes from sp_mem_alloc and
+ * Locking: the process lock (util/lock.h: sp_lock/sp_unlock) serializes
+ * every function below except sp_reg_maybe() and sp_reg_empty(), which take
+ * no lock and are what the memory hooks call on every free/munmap.
+ * Functions marked "lock held" must be called with the lock held. Memory comes from sp_mem_alloc and
  * sp_mem_free, which bypass the library's own free hook; running out of
  * memory returns NULL/-1, never exits.
  *
@@ -25,6 +24,7 @@
 #include <stdint.h>
 #include <uthash.h>
 
+#include "lock.h"
 #include "util.h"
 
 #ifdef __cplusplus
@@ -43,6 +43,9 @@ typedef struct sp_tree_node {
     int height;
 } sp_tree_node;
 
+/* Bytes of room in every range for the layers above (sp_range.part). */
+#define SP_REG_PART_ROOM 40
+
 typedef struct sp_range {
     uintptr_t base;          /* key */
     size_t size;
@@ -60,33 +63,20 @@ typedef struct sp_range {
     unsigned leak_reported : 1;
     unsigned stuck : 1;         /* its real unregister failed: kept pinned and alive */
     unsigned registering : 1;   /* the real register is in progress */
-    unsigned queued : 1;        /* on the reaper's queue */
-    unsigned in_batch : 1;      /* taken by the reaper, markers being waited on */
-    uint64_t rel_seq;        /* submission sequence of its current release */
-    void *release;           /* reaper: next range in its queue */
-    void *reg_site;          /* diagnostics: where registered (opaque) */
-    void *unreg_site;        /* diagnostics: where unregistered/freed (opaque) */
     uint64_t t_unregister_ns;/* when the program unregistered it */
     UT_hash_handle hh;
     sp_tree_node node;
+    /* Room for the layers above, zeroed on insert and never read here: each
+     * defines its part and where in the room it lies (diag/: the sites,
+     * reaper/: the release state). */
+    unsigned char part[SP_REG_PART_ROOM] __attribute__((aligned(8)));
 } sp_range;
 
-/* The lock and its condition variable (broadcast whenever a range changes
- * state, is removed, or an op ends). */
-void sp_reg_lock(void);
-void sp_reg_unlock(void);
-/* 1 if the calling thread holds the lock (the memory hooks then pass
- * through: it is safepin's own code, or the runtime called under it).
- * Inlined into the memory hooks; initial-exec TLS, so no __tls_get_addr
- * call (a sanitizer runtime may intercept that before it is initialized). */
-extern __thread int sp_reg_tls_held __attribute__((tls_model("initial-exec")));
-__attribute__((no_sanitize_address)) static inline int sp_reg_held(void)
+/* A layer's part of r, at offset off of the room. */
+static inline void *sp_reg_part(const sp_range *r, size_t off)
 {
-    return sp_reg_tls_held;
+    return (void *)(r->part + off);
 }
-void sp_reg_wait(void);                       /* lock held; waits on the condvar */
-int sp_reg_timedwait_ns(uint64_t abs_monotonic_ns); /* lock held; 0 or ETIMEDOUT */
-void sp_reg_broadcast(void);                  /* lock held or not */
 
 /* Lock-free filter for the memory hooks: 0 means no range can overlap
  * [addr, addr+len) (one predictable branch when the registry is empty);
@@ -152,12 +142,11 @@ uint64_t sp_reg_op_begin(uintptr_t addr, size_t len);
 void sp_reg_op_end(uint64_t token);
 
 /* Forget every range and op (tests). The lock and condvar stay as they
- * are, so threads waiting on them are not disturbed; sp_reg_fork_child
- * re-initializes them as well. */
+ * are, so threads waiting on them are not disturbed. */
 void sp_reg_reset(void);
 
-/* fork, in the child (pthread_atfork): an empty registry and a fresh lock.
- * Nothing is locked around fork (see registry.c). */
+/* fork, in the child (pthread_atfork, after sp_lock_fork_child): an empty
+ * registry. Nothing is locked around fork (see registry.c). */
 void sp_reg_fork_child(void);
 
 #ifdef __cplusplus

@@ -47,6 +47,9 @@ typedef void *(*dlsym_fn)(void *, const char *);
 dlsym_fn sp_real_dlsym(void);
 /* The same, for interpose/shims.c's dlsym jump (hidden; called from asm). */
 __attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_resolve_real(void);
+/* glibc's own function name (one safepin exports too: dlsym, dlclose),
+ * resolved once into *slot (GLIBC_2.34, else GLIBC_2.2.5). */
+__attribute__((visibility("hidden"))) void *sp_glibc_fn(void **slot, const char *name);
 void *sp_next_symbol(const char *name);
 
 /* The runtime's entries of the table (every kind but LIBC): the first one

@@ -32,19 +32,25 @@ static const struct {
  * internal lookups call this one: RTLD_NEXT is then relative to safepin.
  * Resolved on first use, possibly while a sanitizer runtime initializes:
  * no instrumentation here. */
-__attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_real_ptr;
+__attribute__((visibility("hidden"))) void *sp_dlsym_real_ptr;
+
+__attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
+void *sp_glibc_fn(void **slot, const char *name)
+{
+    void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
+        if (!f)
+            f = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+        __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
 
 __attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
 dlsym_fn sp_dlsym_resolve_real(void)
 {
-    dlsym_fn g = __atomic_load_n(&sp_dlsym_real_ptr, __ATOMIC_ACQUIRE);
-    if (!g) {
-        g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!g)
-            g = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        __atomic_store_n(&sp_dlsym_real_ptr, g, __ATOMIC_RELEASE);
-    }
-    return g;
+    return (dlsym_fn)sp_glibc_fn(&sp_dlsym_real_ptr, "dlsym");
 }
 
 __attribute__((no_sanitize_address)) dlsym_fn sp_real_dlsym(void) { return sp_dlsym_resolve_real(); }

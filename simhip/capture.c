@@ -5,14 +5,15 @@
  * instead of running. hipGraphLaunch enqueues every node again, each launch.
  *
  * Capture conflicts (sh_capture_check), for hipHostRegister/Unregister,
- * hipFree, hipStreamQuery/Synchronize and hipEventSynchronize: the call
+ * hipFree, hipStreamQuery/Synchronize and hipEventSynchronize (and
+ * hipEventQuery in the rocm7 personality, as from ROCm 7.0): the call
  * fails with hipErrorStreamCaptureUnsupported when
  *   - the stream it operates on is capturing, or
  *   - the calling thread's mode (hipThreadExchangeStreamCaptureMode) is not
  *     relaxed and some capture is in global mode (any thread), or in
  *     thread-local mode on the calling thread.
- * The current personality also invalidates that capture (its EndCapture
- * then returns hipErrorStreamCaptureInvalidated); legacy does not.
+ * The current and rocm7 personalities also invalidate that capture (its
+ * EndCapture then returns hipErrorStreamCaptureInvalidated); legacy does not.
  */
 #include <stdlib.h>
 
@@ -35,7 +36,7 @@ hipError_t sh_capture_check(struct sh_stream *s)
         if (!hit)
             continue;
         err = hipErrorStreamCaptureUnsupported;
-        if (sh_cfg.personality == SH_CURRENT)
+        if (sh_cfg.personality != SH_LEGACY)
             c->invalidated = true;
     }
     pthread_mutex_unlock(&sh_dev_lock);

@@ -55,6 +55,8 @@ static void init_once(void)
     const char *p = getenv("SIMHIP_PERSONALITY");
     if (p && strcmp(p, "legacy") == 0)
         sh_cfg.personality = SH_LEGACY;
+    else if (p && strcmp(p, "rocm7") == 0)
+        sh_cfg.personality = SH_ROCM7;
     const char *d = getenv("SIMHIP_OP_DELAY_US");
     if (d && *d)
         sh_cfg.delay_us = (unsigned)strtoul(d, NULL, 10);

@@ -140,6 +140,8 @@ hipError_t hipEventQuery(hipEvent_t event)
 {
     sh_init();
     hipError_t err = hipSuccess;
+    if (sh_cfg.personality == SH_ROCM7 && (err = sh_capture_check(NULL)) != hipSuccess)
+        return sh_ret(err); /* ROCm 7.0 checks capture here too */
     pthread_mutex_lock(&sh_dev_lock);
     struct sh_event *e = event_lookup_locked(event);
     if (!e)

@@ -26,10 +26,14 @@
 #define SH_MAX_DEVICES 16
 
 /* ---- config.c: environment, one-time init, fork ------------------------ */
-enum sh_personality { SH_CURRENT, SH_LEGACY };
+/* ROCm behaviours (DESIGN section 3): legacy 5.2-5.5, current 6.2+ (the
+ * 5.x ABI: struct and memory-type values of the 5.2 headers), rocm7 7.x
+ * (6.x memory-type values, 712 on re-register, hipEventQuery refused
+ * during another thread's global capture). */
+enum sh_personality { SH_CURRENT, SH_LEGACY, SH_ROCM7 };
 
 struct sh_config {
-    enum sh_personality personality; /* SIMHIP_PERSONALITY=current|legacy */
+    enum sh_personality personality; /* SIMHIP_PERSONALITY=current|legacy|rocm7 */
     unsigned delay_us;               /* SIMHIP_OP_DELAY_US */
     int ndevices;                    /* SIMHIP_DEVICES (1..SH_MAX_DEVICES) */
     bool cuda;                       /* the CUDA face (simcuda sets it at init) */
@@ -117,6 +121,12 @@ extern pthread_cond_t sh_dev_cond;
 extern struct sh_stream *sh_streams;
 /* Set by the runtime's destructor (stream.c): later calls fail. */
 extern bool sh_torn_down;
+/* Set by teardown without the device lock (which an exiting thread may
+ * hold), so every read is atomic. */
+static inline bool sh_is_torn_down(void)
+{
+    return __atomic_load_n(&sh_torn_down, __ATOMIC_RELAXED);
+}
 
 /* Resolve a program's handle (dev lock held). NULL: invalid handle. */
 struct sh_stream *sh_stream_lookup_locked(hipStream_t h);
@@ -199,7 +209,7 @@ struct sh_capture {
     struct sh_graph *graph;
 };
 /* 900 when a capture forbids this call from this thread (invalidating that
- * capture in the current personality); s: the stream operated on, or NULL. */
+ * capture in the current and rocm7 personalities); s: the stream operated on, or NULL. */
 hipError_t sh_capture_check(struct sh_stream *s);
 hipError_t sh_capture_add_locked(struct sh_capture *c, const struct sh_work *w);
 /* End a capture without a graph (its stream is being destroyed). */

@@ -475,6 +475,19 @@ static void unpin_pages(uintptr_t p, size_t size)
     munlock((void *)start, p + size - start);
 }
 
+/* The answer to a register of [p, p+n) overlapping a live range (table
+ * lock held): CUDA refuses any overlap with 712; newer clr (rocm7) refuses
+ * when p lies inside an existing object (rocm-systems PR 7498 looks up p
+ * alone); otherwise hipSuccess, and the old object and its size stay. */
+static hipError_t overlap_answer(uintptr_t p, size_t n)
+{
+    if (sh_cfg.cuda && find_overlap(p, n))
+        return hipErrorHostMemoryAlreadyRegistered;
+    if (sh_cfg.personality == SH_ROCM7 && find_containing(p))
+        return hipErrorHostMemoryAlreadyRegistered;
+    return hipSuccess;
+}
+
 hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
 {
     sh_init();
@@ -490,12 +503,14 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
         return sh_ret(hipErrorOutOfMemory);
 
     /* Already registered (or overlapping): success, the old registration
-     * and its size stay (the runtime keeps its old memory object). */
+     * and its size stay (the runtime keeps its old memory object), or
+     * 712 (overlap_answer). */
     pthread_rwlock_rdlock(&sh_mem_lock);
+    hipError_t known = overlap_answer(p, sizeBytes);
     bool overlap = find_overlap(p, sizeBytes) != NULL;
     pthread_rwlock_unlock(&sh_mem_lock);
     if (overlap)
-        return sh_cfg.cuda ? sh_ret(hipErrorHostMemoryAlreadyRegistered) : hipSuccess;
+        return known == hipSuccess ? hipSuccess : sh_ret(known);
     if (first_unmapped(p, sizeBytes))
         return sh_ret(hipErrorInvalidValue);
 
@@ -514,9 +529,10 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     pthread_rwlock_wrlock(&sh_mem_lock);
     if (find_overlap(p, sizeBytes)) {
         /* Lost a race with another register: its object wins, our pin leaks. */
+        known = overlap_answer(p, sizeBytes);
         pthread_rwlock_unlock(&sh_mem_lock);
         free(r);
-        return sh_cfg.cuda ? sh_ret(hipErrorHostMemoryAlreadyRegistered) : hipSuccess;
+        return known == hipSuccess ? hipSuccess : sh_ret(known);
     }
     int rc = table_insert(r);
     pthread_rwlock_unlock(&sh_mem_lock);
@@ -559,8 +575,8 @@ hipError_t hipHostUnregister(void *hostPtr)
     r->unregistering = true;
     pthread_rwlock_unlock(&sh_mem_lock);
 
-    /* current: every stream of the device; legacy: the null stream only. */
-    if (sh_cfg.personality == SH_CURRENT)
+    /* current, rocm7: every stream of the device; legacy: the null stream only. */
+    if (sh_cfg.personality != SH_LEGACY)
         sh_sync(SYNC_ALL_DEVICES, NULL, 0, "hipHostUnregister");
     else
         sh_sync(SYNC_NULL_ALL_DEVICES, NULL, 0, "hipHostUnregister");
@@ -617,11 +633,21 @@ hipError_t hipHostGetFlags(unsigned int *flagsPtr, void *hostPtr)
     return hipSuccess;
 }
 
+/* The memory-type values of the personality's ABI: 5.x (legacy, current:
+ * host 0, device 1) or 6.x (rocm7: unregistered 0, host 1, device 2). */
+static enum hipMemoryType memory_type(bool device)
+{
+    if (sh_cfg.personality == SH_ROCM7)
+        return (enum hipMemoryType)(device ? 2 : 1);
+    return device ? hipMemoryTypeDevice : hipMemoryTypeHost;
+}
+
 /*
  * Unregistered host memory: legacy (5.x) returns hipErrorInvalidValue;
- * current (6.x) returns hipSuccess with what 6.x reports for
- * hipMemoryTypeUnregistered, expressed in the 5.2 struct: memoryType 0,
- * device -1, both pointers NULL, isManaged 0, allocationFlags 0.
+ * current and rocm7 (6.x) return hipSuccess with what 6.x reports for
+ * hipMemoryTypeUnregistered (0): memoryType 0, device -1, both pointers
+ * NULL, isManaged 0, allocationFlags 0. (In current's 5.x values 0 also
+ * reads as host; rocm7 uses the 6.x values throughout.)
  */
 hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void *ptr)
 {
@@ -653,9 +679,9 @@ hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void
     a.allocationFlags = r->flags;
     a.devicePointer = (void *)(r->base + (p - r->base));
     if (r->kind == R_DEVICE) {
-        a.memoryType = hipMemoryTypeDevice;
+        a.memoryType = memory_type(true);
     } else {
-        a.memoryType = hipMemoryTypeHost;
+        a.memoryType = memory_type(false);
         a.hostPointer = (void *)p;
     }
     bool window = r->kind == R_REGISTERED;

@@ -52,6 +52,7 @@ static const struct {
     {"hipMemsetD32Async", (void *)&hipMemsetD32Async},
     {"hipPeekAtLastError", (void *)&hipPeekAtLastError},
     {"hipPointerGetAttributes", (void *)&hipPointerGetAttributes},
+    {"hipRuntimeGetVersion", (void *)&hipRuntimeGetVersion},
     {"hipSetDevice", (void *)&hipSetDevice},
     {"hipStreamAddCallback", (void *)&hipStreamAddCallback},
     {"hipStreamBeginCapture", (void *)&hipStreamBeginCapture},

@@ -28,9 +28,6 @@ pthread_cond_t sh_dev_cond = PTHREAD_COND_INITIALIZER;
 struct sh_stream *sh_streams;
 bool sh_torn_down;
 
-/* Set by the teardown without the lock (it may not get it): read atomically. */
-static bool torn_down(void) { return __atomic_load_n(&sh_torn_down, __ATOMIC_RELAXED); }
-
 /* Worker threads are joinable and listed, so that the runtime's teardown
  * (its ELF destructor, at exit or dlclose) can wait until none of them runs
  * simhip's code any more. An idle worker ends after SH_WORKER_LINGER_MS and
@@ -185,10 +182,10 @@ static bool wait_for_op_locked(struct sh_stream *s)
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
-    while (!s->head && !s->destroyed && !torn_down())
+    while (!s->head && !s->destroyed && !sh_is_torn_down())
         if (pthread_cond_timedwait(&sh_dev_cond, &sh_dev_lock, &deadline) != 0 && !s->head)
             return false;
-    return s->head && !torn_down();
+    return s->head && !sh_is_torn_down();
 }
 
 static void *worker_main(void *arg)
@@ -201,9 +198,9 @@ static void *worker_main(void *arg)
         if (!wait_for_op_locked(s))
             break;
         struct sh_op *op = s->head;
-        while (!deps_done(op) && !torn_down())
+        while (!deps_done(op) && !sh_is_torn_down())
             pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
-        if (torn_down())
+        if (sh_is_torn_down())
             break; /* the runtime is gone: queued work never runs */
         a.w->in_hostfn = op->w.kind == W_HOSTFN || op->w.kind == W_CALLBACK;
         pthread_mutex_unlock(&sh_dev_lock);
@@ -333,7 +330,7 @@ hipError_t sh_enqueue_locked(struct sh_stream *s, const struct sh_work *w,
 {
     if (seq)
         *seq = 0;
-    if (torn_down())
+    if (sh_is_torn_down())
         return hipErrorDeinitialized;
     if (s->capture)
         return sh_capture_add_locked(s->capture, w);

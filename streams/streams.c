@@ -166,10 +166,10 @@ static void flush_dead(void)
 {
     if (sp_tls_in_hostfn || !__atomic_load_n(&S.dead, __ATOMIC_RELAXED))
         return;
-    sp_reg_lock();
+    sp_lock();
     shared_ev *d = S.dead;
     __atomic_store_n(&S.dead, NULL, __ATOMIC_RELAXED);
-    sp_reg_unlock();
+    sp_unlock();
     place_state ps;
     memset(&ps, 0, sizeof(ps));
     while (d) {
@@ -214,9 +214,9 @@ void sp_streams_init_devices(void)
     int n = 0;
     if (!sp_real.hipGetDeviceCount || sp_real.hipGetDeviceCount(&n) != hipSuccess || n < 1)
         n = 1;
-    sp_reg_lock();
+    sp_lock();
     S.ndev = n;
-    sp_reg_unlock();
+    sp_unlock();
 }
 
 int sp_streams_add_place(int rt, void *place)
@@ -291,7 +291,7 @@ static void drop_entry(stream_ent **pp)
         S.n_retiring--;
     unref(e->pre);
     sp_mem_free(e);
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 /* Lock held, then released and taken again: query the orphans and drop the
@@ -310,7 +310,7 @@ static void prune_orphans(void)
         v[i++] = o;
     }
     n = i;
-    sp_reg_unlock();
+    sp_unlock();
     int old = sp_relaxed_enter();
     place_state ps;
     memset(&ps, 0, sizeof(ps));
@@ -321,7 +321,7 @@ static void prune_orphans(void)
     }
     go_back(SP_RT_CUDA, &ps);
     sp_relaxed_leave(old);
-    sp_reg_lock();
+    sp_lock();
     for (shared_ev **pp = &S.orphans; *pp;) {
         shared_ev *o = *pp;
         if (__atomic_load_n(&o->done, __ATOMIC_RELAXED)) {
@@ -345,10 +345,10 @@ int sp_streams_destroy_rt(int rt, void *s)
 {
     if (!s || is_per_thread(s) || s == sp_rt(rt)->null_stream)
         return 0;
-    sp_reg_lock();
+    sp_lock();
     stream_ent *e = *find_stream(rt, s);
     if (!e) {
-        sp_reg_unlock();
+        sp_unlock();
         return 0;
     }
     if (sp_tls_in_hostfn) {
@@ -358,12 +358,12 @@ int sp_streams_destroy_rt(int rt, void *s)
             e->retiring = 1;
             S.n_retiring++;
         }
-        sp_reg_unlock();
+        sp_unlock();
         return handed;
     }
     int capturing = e->capturing;
     void *place = e->place;
-    sp_reg_unlock();
+    sp_unlock();
 
     /* The work queued so far stays covered by a tail marker (a capturing
      * stream's captured work never runs: its pre-capture event covers it). */
@@ -375,9 +375,9 @@ int sp_streams_destroy_rt(int rt, void *s)
     }
     shared_ev *sh = new_shared(rt, rt == SP_RT_CUDA ? place : NULL, tail);
 
-    sp_reg_lock();
+    sp_lock();
     while (S.marking)
-        sp_reg_wait();
+        sp_lock_wait();
     stream_ent **pp = find_stream(rt, s);
     if (*pp) {
         stream_ent *cur = *pp;
@@ -394,7 +394,7 @@ int sp_streams_destroy_rt(int rt, void *s)
         S.n_orphans++;
     }
     prune_orphans();
-    sp_reg_unlock();
+    sp_unlock();
     flush_dead();
     return 0;
 }
@@ -404,7 +404,7 @@ int sp_streams_has_work(void) { return S.n_retiring > 0 || S.dead != NULL; }
 void sp_streams_service(void)
 {
     for (;;) {
-        sp_reg_lock();
+        sp_lock();
         void *s = NULL;
         int rt = SP_RT_HIP;
         for (stream_ent *e = S.streams; e; e = e->next)
@@ -413,7 +413,7 @@ void sp_streams_service(void)
                 rt = e->rt;
                 break;
             }
-        sp_reg_unlock();
+        sp_unlock();
         if (!s)
             break;
         sp_streams_destroy_rt(rt, s);
@@ -490,9 +490,9 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
     void *here = NULL;
     if (sp_rt(rt)->get_place(&here) != 0)
         here = NULL;
-    sp_reg_lock();
+    sp_lock();
     while (S.marking)
-        sp_reg_wait();
+        sp_lock_wait();
     stream_ent **pp = find_stream(rt, s);
     stream_ent *e = *pp;
     if (!e) {
@@ -511,13 +511,13 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
         }
     }
     if (!e) {
-        sp_reg_unlock();
+        sp_unlock();
         return call(arg);
     }
     int already = e->capturing;
     e->begin_pending++;
     S.n_unsettled++;
-    sp_reg_unlock();
+    sp_unlock();
 
     /* The work enqueued before the capture still runs: an event covers it. */
     shared_ev *pre = NULL;
@@ -531,7 +531,7 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
     if (capturing < 0)
         capturing = already;
 
-    sp_reg_lock();
+    sp_lock();
     pp = find_stream(rt, s);
     e = *pp;
     if (e) {
@@ -542,8 +542,8 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
     }
     S.n_unsettled--;
     unref(pre);
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     flush_dead();
     return r;
 }
@@ -554,7 +554,7 @@ int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
     int capturing = runtime_capturing(rt, s);
     if (capturing < 0) /* ended, or invalidated and ended (901 in both runtimes) */
         capturing = !(r == 0 || r == 901);
-    sp_reg_lock();
+    sp_lock();
     stream_ent **pp = find_stream(rt, s);
     stream_ent *e = *pp;
     if (e) {
@@ -562,9 +562,9 @@ int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
         set_capturing(e, capturing, &none);
         if (e->foreign && !e->capturing && !e->begin_pending)
             drop_entry(pp);
-        sp_reg_broadcast();
+        sp_lock_broadcast();
     }
-    sp_reg_unlock();
+    sp_unlock();
     flush_dead();
     return r;
 }
@@ -581,7 +581,7 @@ void sp_marks_wait_captures(int *stop)
                     S.n_capturing);
             reported = 1;
         }
-        sp_reg_wait();
+        sp_lock_wait();
     }
 }
 
@@ -590,7 +590,7 @@ void sp_marks_wait_captures(int *stop)
 sp_marks *sp_marks_take(void)
 {
     while (S.n_unsettled > 0)
-        sp_reg_wait();
+        sp_lock_wait();
     /* HIP: the null stream of every device; CUDA: the legacy stream of
      * every context seen. */
     int ndev = sp_hip_ops.present() ? (S.ndev > 0 ? S.ndev : 1) : 0;
@@ -674,10 +674,10 @@ int sp_marks_record(sp_marks *m)
     for (int rt = 0; rt < SP_RT_N; rt++)
         go_back(rt, &ps[rt]);
     sp_relaxed_leave(old);
-    sp_reg_lock();
+    sp_lock();
     S.marking--;
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     return refused ? -1 : 0;
 }
 
@@ -743,7 +743,7 @@ void sp_marks_put(sp_marks *m)
             sp_rt(m->m[i].rt)->event_destroy(m->m[i].ev);
         }
     go_back(SP_RT_CUDA, &ps);
-    sp_reg_lock();
+    sp_lock();
     for (int i = 0; i < m->n; i++) {
         shared_ev *sh = m->m[i].sh;
         if (!sh)
@@ -761,7 +761,7 @@ void sp_marks_put(sp_marks *m)
         }
         unref(sh);
     }
-    sp_reg_unlock();
+    sp_unlock();
     sp_mem_free(m);
     flush_dead();
 }
@@ -814,7 +814,7 @@ void sp_streams_drop_place(int rt, void *place)
             pp = &o->next;
         }
     }
-    sp_reg_broadcast();
+    sp_lock_broadcast();
 }
 
 int sp_streams_idle(int rt)
@@ -822,13 +822,13 @@ int sp_streams_idle(int rt)
     const sp_rt_ops *o = sp_rt(rt);
     if (!o->present())
         return 1;
-    sp_reg_lock();
+    sp_lock();
     size_t cap = (size_t)S.nctx + (size_t)(S.ndev > 0 ? S.ndev : 1);
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
     mark *v = sp_mem_alloc(cap * sizeof(*v));
     if (!v) {
-        sp_reg_unlock();
+        sp_unlock();
         return 0;
     }
     size_t n = 0;
@@ -845,7 +845,7 @@ int sp_streams_idle(int rt)
             v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL};
     S.marking++;
     int ndev = S.ndev;
-    sp_reg_unlock();
+    sp_unlock();
     int idle = 1;
     int old = sp_relaxed_enter();
     place_state ps;
@@ -858,10 +858,10 @@ int sp_streams_idle(int rt)
     }
     go_back(rt, &ps);
     sp_relaxed_leave(old);
-    sp_reg_lock();
+    sp_lock();
     S.marking--;
-    sp_reg_broadcast();
-    sp_reg_unlock();
+    sp_lock_broadcast();
+    sp_unlock();
     sp_mem_free(v);
     return idle;
 }

@@ -15,7 +15,7 @@
  * finished work costs a few queries. Every runtime call made here runs in
  * relaxed capture mode, never inside a host function of the program.
  *
- * State is guarded by the registry lock (sp_reg_lock). Functions say whether
+ * State is guarded by sp_lock (util/lock.h). Functions say whether
  * they are called with it held. Dependencies: runtime/, diag/, registry/,
  * util/. Callers: reaper/, interpose/.
  */

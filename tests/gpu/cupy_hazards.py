@@ -175,7 +175,10 @@ def t_reuse():
     a = np.empty(NBIG // 4, np.int32)
     p = a.ctypes.data
     rt.hostRegister(p, a.nbytes, 0)
-    d = cp.asarray(a)
+    # Staged with the runtime's own copy: a CuPy array made from `a` would
+    # keep `a` alive, and the freed address would not come back.
+    d = cp.empty(a.shape, a.dtype)
+    rt.memcpyAsync(d.data.ptr, p, a.nbytes, getattr(rt, "memcpyHostToDevice", 1), 0)
     cp.cuda.Device().synchronize()
     del d, a  # the array is freed without hostUnregister
     b = same_address_array(p)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "simcuda.h"
 
 static inline const char *lc_name(CUresult e)
@@ -25,15 +26,7 @@ static inline const char *lc_name(CUresult e)
 }
 
 /* A driver call that must succeed: on failure name it, its error, exit 1. */
-#define CHECK(call)                                                            \
-    do {                                                                       \
-        CUresult err_ = (call);                                                \
-        if (err_ != CUDA_SUCCESS) {                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
-                    #call, lc_name(err_), (int)err_);                          \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
+#define CHECK(call) CHECK_AS(CUresult, CUDA_SUCCESS, lc_name, call)
 
 /* cuInit, the primary context of device 0 made current. */
 static inline CUcontext lc_init(void)

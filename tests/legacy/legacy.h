@@ -67,6 +67,14 @@ static inline int legacy_verify(const char *what, const int *p, size_t n,
 }
 
 /* End of main: "OK" and 0 when nothing failed. */
+/* The runtime's HIP_VERSION (hipRuntimeGetVersion; 0 if it has none):
+ * programs that check answers which changed between releases ask it. */
+static inline int legacy_runtime_version(void)
+{
+    int v = 0;
+    return hipRuntimeGetVersion(&v) == hipSuccess ? v : 0;
+}
+
 static inline int legacy_finish(void)
 {
     if (*legacy_failures()) {

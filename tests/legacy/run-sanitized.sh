@@ -2,10 +2,11 @@
 # tests/legacy/run-sanitized.sh - the with-safepin half of tests/legacy/run.sh
 # on the sanitizer builds (make SAN=asan|ubsan|tsan all), TAP output.
 #
-#   ASan, UBSan: every legacy program, both personalities, under safepin
+#   ASan, UBSan: every legacy program, all three personalities, under safepin
 #                (build/<san>/libsafepin.so on build/<san>/simhip, programs
 #                from build/<san>/tests/legacy).
-#   TSan:        every legacy program once in both personalities under the
+#   TSan:        every legacy program once in two personalities (current,
+#                legacy; TSAN_SAFEPIN_PERS) under the
 #                TSan-built safepin, and the two racy programs (two threads
 #                x 3000 register/unregister, the attribute-query race) 20
 #                runs in a row. The two whose correctness rests on safepin
@@ -88,6 +89,7 @@ for san in $SANITIZERS; do
         envs=("TSAN_OPTIONS=halt_on_error=1 report_signal_unsafe=0"
               "LEGACY_PARTS=safepin repeat"
               LEGACY_REPEAT=20 "LEGACY_REPEAT_PERS=${TSAN_PERSONALITIES:-current}"
+              "LEGACY_PERS=${TSAN_SAFEPIN_PERS:-current legacy}"
               LEGACY_TIMEOUT=120) ;;
     *)
         echo "not ok - legacy [$san]: unknown sanitizer"; FAILED=1; continue ;;

@@ -15,58 +15,67 @@
 #   LEGACY_TAG=name                        added to every test name
 #   LEGACY_TIMEOUT=seconds (20)            per run; a hang is a failure of its own
 #   LEGACY_REPEAT=20                       runs in a row for the REPEAT programs
-#   LEGACY_REPEAT_PERS="current legacy"    personalities of the repeated runs
+#   LEGACY_REPEAT_PERS="current legacy rocm7"  personalities of the repeated runs
+#   LEGACY_PERS="current legacy rocm7"     personalities of the safepin runs
 #   LEGACY_SKIP="prog ..." LEGACY_SKIP_WHY=text  safepin runs reported "# SKIP"
 #
 # ---------------------------------------------------------------------------
 # THE TABLE
 #
+# Personalities: legacy (ROCm 5.2-5.5), current (6.2+), rocm7 (7.x: 712 for
+# a register inside a registered range, stale registrations included).
 # Column 2, WITHOUT safepin: for each personality (SIMHIP_PERSONALITY) where
 # DESIGN section 3 says the hazard exists, the evidence that it happened
 # (evidence kinds are defined just below). "clean" marks a personality where
 # the runtime itself is safe: the program must then pass, which shows that
 # its own checks are right.
-# Column 3, WITH safepin (LD_PRELOAD, both personalities, always): exit 0,
+# Column 3, WITH safepin (LD_PRELOAD, all three personalities, always): exit 0,
 # "OK", no fault line, no runtime abort, no deadlock report, and these
 # safepin diagnostic codes printed ("-": none required).
 #
-# program              without safepin: personality:evidence       with safepin: diagnostics
+# program             without safepin: personality:evidence                         with safepin: diagnostics
 TABLE='
-unreg_busy_stream     legacy:fault,current:clean                   -
-unreg_free_reuse      legacy:fault,current:clean                   -
-stale_munmap          legacy:fault,current:fault                   freed-while-registered
-stale_free            legacy:fault,current:fault                   freed-while-registered
-reregister_larger     legacy:fault,current:clean                   -
-churn_two_threads     legacy:misuse,current:misuse                 -
-attr_race             legacy:attr-race,current:attr-race           -
-capture_unregister    current:capture-invalidated,legacy:capture-refused -
-unreg_in_callback     legacy:deadlock,current:deadlock             -
-double_unregister     legacy:memobj,current:memobj                 double-unregister
-interior_unregister   legacy:memobj,current:memobj                 unregister-interior,unregister-unknown
-hipfree_host_ptr      legacy:memobj,current:memobj                 hipfree-host-pointer
-leak_at_exit          legacy:silent-leak,current:silent-leak       leak-at-exit
-bad_args              legacy:clean,current:clean                   -
-unreg_visibility      legacy:fault,current:clean                   -
-stream_destroyed      legacy:fault,current:clean                   -
-second_device         legacy:fault,current:clean                   -
-pending_copy          legacy:clean,current:clean                   -
-runtime_answers       legacy:clean,current:clean                   invalid-argument,!hipfree-host-pointer,!runtime-error
-capture_refused_calls legacy:fault,current:clean                   -
-own_capture_register  legacy:clean,current:clean                   -
-refused_fixed_mmap    legacy:clean,current:clean                   -
-exit_in_signal        legacy:clean,current:clean                   -
-fixed_map_in_callback legacy:clean,current:clean                   freed-while-registered
-madvise_pending       legacy:clean,current:clean                   -
-mremap_registered     legacy:clean,current:clean                   freed-while-registered
-bad_mem_args          legacy:clean,current:clean                   freed-while-registered
-noreplace_after_munmap legacy:clean,current:clean                  freed-while-registered
-stale_shmdt           legacy:fault,current:fault                   freed-while-registered
-neighbour_free        legacy:clean,current:clean                   -
-cancel_in_wait        legacy:clean,current:clean                   -
-main_pthread_exit     legacy:silent-leak,current:silent-leak       leak-at-exit
+unreg_busy_stream      legacy:fault,current:clean,rocm7:clean                               -
+unreg_free_reuse       legacy:fault,current:clean,rocm7:clean                               -
+stale_munmap           legacy:fault,current:fault,rocm7:refused                             freed-while-registered
+stale_free             legacy:fault,current:fault,rocm7:refused                             freed-while-registered
+reregister_larger      legacy:fault,current:clean,rocm7:clean                               -
+churn_two_threads      legacy:misuse,current:misuse,rocm7:misuse                            -
+attr_race              legacy:attr-race,current:attr-race,rocm7:attr-race                   -
+capture_unregister     current:capture-invalidated,legacy:capture-refused,rocm7:capture-invalidated -
+unreg_in_callback      legacy:deadlock,current:deadlock,rocm7:deadlock                      -
+double_unregister      legacy:memobj,current:memobj,rocm7:memobj                            double-unregister
+interior_unregister    legacy:memobj,current:memobj,rocm7:memobj                            unregister-interior,unregister-unknown
+hipfree_host_ptr       legacy:memobj,current:memobj,rocm7:memobj                            hipfree-host-pointer
+leak_at_exit           legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit
+bad_args               legacy:clean,current:clean,rocm7:clean                               -
+unreg_visibility       legacy:fault,current:clean,rocm7:clean                               -
+stream_destroyed       legacy:fault,current:clean,rocm7:clean                               -
+second_device          legacy:fault,current:clean,rocm7:clean                               -
+pending_copy           legacy:clean,current:clean,rocm7:clean                               -
+runtime_answers        legacy:clean,current:clean,rocm7:clean                               invalid-argument,!hipfree-host-pointer,!runtime-error
+capture_refused_calls  legacy:fault,current:clean,rocm7:clean                               -
+own_capture_register   legacy:clean,current:clean,rocm7:clean                               -
+refused_fixed_mmap     legacy:clean,current:clean,rocm7:clean                               -
+exit_in_signal         legacy:clean,current:clean,rocm7:clean                               -
+fixed_map_in_callback  legacy:clean,current:clean,rocm7:refused                             freed-while-registered
+madvise_pending        legacy:clean,current:clean,rocm7:clean                               -
+mremap_registered      legacy:clean,current:clean,rocm7:refused                             freed-while-registered
+bad_mem_args           legacy:clean,current:clean,rocm7:clean                               freed-while-registered
+noreplace_after_munmap legacy:clean,current:clean,rocm7:refused                             freed-while-registered
+stale_shmdt            legacy:fault,current:fault,rocm7:refused                             freed-while-registered
+neighbour_free         legacy:clean,current:clean,rocm7:clean                               -
+cancel_in_wait         legacy:clean,current:clean,rocm7:clean                               -
+main_pthread_exit      legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit
+hipfree_in_callback    legacy:deadlock,current:deadlock,rocm7:deadlock                      -
+relaxed_unregister_in_capture legacy:fault,current:clean,rocm7:clean                       -
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
+# (relaxed_unregister_in_capture, clean bare from ROCm 5.6, checks that
+# safepin's own waits never break another thread's global capture: from
+# ROCm 7.0, the rocm7 personality, an event query made without relaxed mode
+# would invalidate it.)
 # (pending_copy and runtime_answers, clean bare too, check that the
 # runtime's answers pass through unchanged. A diagnostics entry "!code"
 # must NOT be printed. fixed_map_in_callback ... neighbour_free, clean bare
@@ -103,10 +112,15 @@ REPEAT='churn_two_threads attr_race'
 #   misuse      the unsynchronized register/unregister pairs broke: a fault
 #               line + SIGABRT, or the Memobj runtime abort + SIGABRT, or a
 #               register/unregister/device-pointer call failed with
-#               hipErrorHostMemoryNotRegistered (713) or hipErrorInvalidValue
-#               (1); exit 1 then
+#               hipErrorHostMemoryNotRegistered (713), hipErrorInvalidValue
+#               (1) or, from the other thread's live registration,
+#               hipErrorHostMemoryAlreadyRegistered (712); exit 1 then
 #   silent-leak the program exits 0 with "OK" and nobody reports the leaked
 #               registration (no "leak" anywhere in the output)
+#   refused     a hipHostRegister of memory the program owns failed with
+#               hipErrorHostMemoryAlreadyRegistered (712): a stale
+#               registration of memory freed or unmapped while registered
+#               still covers the address (newer clr); exit 1
 #   stale       the program read bytes the device had not written yet
 #               ("corrupted data ... (stale)"), exit 1, no fault
 #   clean       exit 0, "OK", no fault, abort or deadlock line
@@ -120,7 +134,8 @@ SIMHIP_DIR=$BUILD/simhip
 PARTS=${LEGACY_PARTS:-native safepin repeat}
 TIMEOUT=${LEGACY_TIMEOUT:-20}
 REPEAT_N=${LEGACY_REPEAT:-20}
-REPEAT_PERS=${LEGACY_REPEAT_PERS:-current legacy}
+REPEAT_PERS=${LEGACY_REPEAT_PERS:-current legacy rocm7}
+SAFEPIN_PERS=${LEGACY_PERS:-current legacy rocm7}
 TAG=${LEGACY_TAG:+$LEGACY_TAG, }
 LOGDIR=$BUILD/test-logs/legacy${LEGACY_TAG:+-$LEGACY_TAG}
 mkdir -p "$LOGDIR"
@@ -200,8 +215,11 @@ why_not_evidence() {
     misuse)
         if [ $abrt = 1 ] && { has "$log" "$FAULT_RE" || has "$log" "$MEMOBJ_RE"; }; then return; fi
         [ "$RC" -eq 1 ] &&
-            has "$log" 'hip(HostRegister|HostUnregister|HostGetDevicePointer)\(.*\) failed: .*\((713|1)\)' &&
+            has "$log" 'hip(HostRegister|HostUnregister|HostGetDevicePointer)\(.*\) failed: .*\((713|712|1)\)' &&
             return ;;
+    refused)
+        [ "$RC" -eq 1 ] && has "$log" 'hipHostRegister\(.*\) failed: .*\(712\)' &&
+            ! has "$log" "$FAULT_RE" && return ;;
     stale)
         [ "$RC" -eq 1 ] && has "$log" 'corrupted data.*\(stale\)' && ! has "$log" "$FAULT_RE" && return ;;
     silent-leak)
@@ -287,13 +305,13 @@ options_half() {
     done <<<"$OPTRUNS"
 }
 
-# (b) With safepin: every program completes correctly, both personalities.
+# (b) With safepin: every program completes correctly, every personality.
 safepin_half() {
     local prog spec diags pers log why
     while read -r prog spec diags; do
         [ -z "$prog" ] && continue
         want "$prog" || continue
-        for pers in current legacy; do
+        for pers in $SAFEPIN_PERS; do
             local name="$prog [${TAG}safepin, $pers]"
             if skipped "$prog"; then skip "$name"; continue; fi
             if safepin_missing; then fail "$name" "missing $SAFEPIN_LIB"; continue; fi

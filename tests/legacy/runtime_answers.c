@@ -1,7 +1,8 @@
 /*
  * runtime_answers - calls whose answer the runtime gives, passed through:
- *   - hipHostRegister of hipHostMalloc memory succeeds as a no-op, and its
- *     hipHostUnregister says hipErrorHostMemoryNotRegistered;
+ *   - hipHostRegister of hipHostMalloc memory succeeds as a no-op (from
+ *     HIP 7.2, clr refuses it with hipErrorHostMemoryAlreadyRegistered), and
+ *     its hipHostUnregister says hipErrorHostMemoryNotRegistered;
  *   - hipHostRegister with a size that wraps the address space is
  *     hipErrorInvalidValue, even with a live registration above it;
  *   - hipFree of host memory just unregistered is hipErrorInvalidValue, as
@@ -24,7 +25,9 @@ int main(void)
 {
     void *hm;
     CHECK(hipHostMalloc(&hm, 1 << 20, 0));
-    EXPECT_ERR(hipHostRegister(hm, 1 << 20, 0), hipSuccess);
+    EXPECT_ERR(hipHostRegister(hm, 1 << 20, 0), legacy_runtime_version() >= 70200000
+                                                     ? hipErrorHostMemoryAlreadyRegistered
+                                                     : hipSuccess);
     EXPECT_ERR(hipHostUnregister(hm), hipErrorHostMemoryNotRegistered);
     CHECK(hipHostFree(hm));
 

@@ -3,6 +3,7 @@
  * DESIGN section 2.
  *
  *   model [--seed N] [--ops N] [--threads N] [--mode ordered|async|sync]
+ *         [--capture local|global]
  *
  * Run on simhip under safepin (tests/model/run.sh sets SAFEPIN_OPTIONS to
  * the same unregister mode). Each thread owns a few buffer slots and one
@@ -29,6 +30,14 @@
  * never checked for their bytes (the program cannot see them) but must not
  * fault (G1/G2) nor land in what the program allocates next (checked through
  * the shadows of later allocations).
+ *
+ * Captures are thread-local by default. With --capture global they are
+ * global-mode captures and every program thread runs in relaxed mode (as a
+ * program that captures globally while other threads keep working must):
+ * any runtime call that safepin makes on a thread of its own without relaxed
+ * mode (its reaper's event queries, refused during a global capture from
+ * ROCm 7.0, the rocm7 personality) then invalidates the capture, and
+ * hipStreamEndCapture fails.
  *
  * The operation count per thread is a prefix property: rerunning a seed with
  * fewer --ops runs the same program, cut short (run.sh shrinks with it).
@@ -62,7 +71,9 @@ enum state { S_EMPTY, S_ALLOC, S_REG, S_HOSTFN };
 enum kind { K_MALLOC, K_MMAP };
 
 static enum mode g_mode = M_ORDERED;
+static int g_global_capture; /* --capture global: global-mode captures, relaxed threads */
 static int g_legacy; /* SIMHIP_PERSONALITY=legacy: attributes of unknown memory fail */
+static int g_host_type = hipMemoryTypeHost; /* host memory's type: 1 in the 6.x values (rocm7) */
 static unsigned long g_seed = 1;
 static long g_ops = 300;
 static int g_threads = 3;
@@ -337,16 +348,17 @@ static void op_attr(struct thr *t, int i)
     hipError_t e = hipPointerGetAttributes(&a, sl->p + off);
     note(t, "attributes slot %d +%zu state %d -> %d", i, off, sl->state, (int)e);
     if (sl->state == S_REG) {
-        if (e != hipSuccess || a.memoryType != hipMemoryTypeHost || a.hostPointer != sl->p + off)
+        if (e != hipSuccess || (int)a.memoryType != g_host_type || a.hostPointer != sl->p + off)
             fail(t, "attributes of registered %p+%zu: rc %d type %d host %p", (void *)sl->p, off,
                  (int)e, (int)a.memoryType, a.hostPointer);
     } else if (g_legacy) {
         if (e != hipErrorInvalidValue)
             fail(t, "attributes of unregistered %p: rc %d, model says %d", (void *)sl->p, (int)e,
                  (int)hipErrorInvalidValue);
-    } else if (e != hipSuccess || a.hostPointer != NULL || a.devicePointer != NULL) {
-        fail(t, "attributes of unregistered %p: rc %d host %p device %p", (void *)sl->p, (int)e,
-             a.hostPointer, a.devicePointer);
+    } else if (e != hipSuccess || (int)a.memoryType != 0 || a.hostPointer != NULL ||
+               a.devicePointer != NULL) {
+        fail(t, "attributes of unregistered %p: rc %d type %d host %p device %p", (void *)sl->p,
+             (int)e, (int)a.memoryType, a.hostPointer, a.devicePointer);
     }
 }
 
@@ -454,7 +466,9 @@ static void op_capture(struct thr *t, int i)
     hipStream_t s = t->st[OWN];
     atomic_fetch_add(&g_captures_now, 1);
     atomic_fetch_add(&g_captures_begun, 1);
-    EXPECT(t, hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal), hipSuccess);
+    EXPECT(t, hipStreamBeginCapture(s, g_global_capture ? hipStreamCaptureModeGlobal
+                                                       : hipStreamCaptureModeThreadLocal),
+           hipSuccess);
     size_t off = rn(t, (unsigned)sl->size);
     size_t n = 1 + rn(t, (unsigned)(sl->size - off));
     struct wargs *w = malloc(sizeof *w);
@@ -599,6 +613,10 @@ static void step(struct thr *t)
 static void *thread_main(void *arg)
 {
     struct thr *t = arg;
+    if (g_global_capture) {
+        hipStreamCaptureMode m = hipStreamCaptureModeRelaxed;
+        EXPECT(t, hipThreadExchangeStreamCaptureMode(&m), hipSuccess);
+    }
     t->st[0] = 0;
     t->st[1] = g_shared[0];
     t->st[2] = g_shared[1];
@@ -642,11 +660,14 @@ int main(int argc, char **argv)
             g_ops = strtol(argv[i + 1], NULL, 0);
         else if (!strcmp(argv[i], "--threads"))
             g_threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--capture"))
+            g_global_capture = !strcmp(argv[i + 1], "global");
         else if (!strcmp(argv[i], "--mode"))
             g_mode = !strcmp(argv[i + 1], "async") ? M_ASYNC
                      : !strcmp(argv[i + 1], "sync") ? M_SYNC : M_ORDERED;
         else {
-            fprintf(stderr, "usage: model [--seed N] [--ops N] [--threads N] [--mode M]\n");
+            fprintf(stderr, "usage: model [--seed N] [--ops N] [--threads N] [--mode M] "
+                            "[--capture local|global]\n");
             return 2;
         }
     }
@@ -654,9 +675,12 @@ int main(int argc, char **argv)
         g_threads = 3;
     const char *pers = getenv("SIMHIP_PERSONALITY");
     g_legacy = pers && !strcmp(pers, "legacy");
-    printf("model: seed=%lu ops=%ld threads=%d mode=%s personality=%s\n", g_seed, g_ops,
-           g_threads, g_mode == M_ASYNC ? "async" : g_mode == M_SYNC ? "sync" : "ordered",
-           g_legacy ? "legacy" : "current");
+    int rocm7 = pers && !strcmp(pers, "rocm7");
+    if (rocm7)
+        g_host_type = 1; /* hipMemoryTypeHost of HIP 6.0+ */
+    printf("model: seed=%lu ops=%ld threads=%d mode=%s personality=%s capture=%s\n", g_seed,
+           g_ops, g_threads, g_mode == M_ASYNC ? "async" : g_mode == M_SYNC ? "sync" : "ordered",
+           g_legacy ? "legacy" : rocm7 ? "rocm7" : "current", g_global_capture ? "global" : "local");
     fflush(stdout);
 
     struct thr *t = calloc(g_threads, sizeof *t);

@@ -17,7 +17,9 @@
 #   MODEL_ENV="k=v ..."           more environment for every run
 #
 # Each seed picks its unregister mode (seed % 3: ordered, async, sync), its
-# personality ((seed / 3) % 2: current, legacy) and its device op delay; the
+# personality ((seed / 3) % 3: current, legacy, rocm7), its device op
+# delay ((seed / 9) % 3: 0, 20, 200 us) and its captures ((seed / 27) % 2:
+# thread-local, or global with every program thread relaxed); the
 # rerun command for a seed is printed with every failure:
 #   tests/model/run.sh with MODEL_SEEDS=<seed>, or the printed command line.
 # A run fails on: exit status other than 0, no "OK", a device fault or
@@ -45,16 +47,17 @@ NSEEDS=0 NOPS=0 NFAIL=0
 # one SEED OPS LOG: run one program; sets RC, CMD
 one() {
     local seed=$1 ops=$2 log=$3
-    local modes=(ordered async sync) pers=(current legacy) delays=(0 20 200)
-    local mode=${modes[$((seed % 3))]} p=${pers[$(((seed / 3) % 2))]}
-    local delay=${delays[$(((seed / 6) % 3))]}
+    local modes=(ordered async sync) pers=(current legacy rocm7) delays=(0 20 200)
+    local mode=${modes[$((seed % 3))]} p=${pers[$(((seed / 3) % 3))]}
+    local delay=${delays[$(((seed / 9) % 3))]} caps=(local global)
+    local cap=${caps[$(((seed / 27) % 2))]}
     local preload=$LIB
     [ -n "$MODEL_PRELOAD_FIRST" ] && preload="$MODEL_PRELOAD_FIRST $LIB"
     [ -n "$MODEL_PRELOAD_LAST" ] && preload="$preload $MODEL_PRELOAD_LAST"
-    CMD="$MODEL_ENV SIMHIP_PERSONALITY=$p SIMHIP_OP_DELAY_US=$delay SAFEPIN_OPTIONS=unregister=$mode LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD='$preload' $BIN --seed $seed --ops $ops --threads $THREADS --mode $mode"
+    CMD="$MODEL_ENV SIMHIP_PERSONALITY=$p SIMHIP_OP_DELAY_US=$delay SAFEPIN_OPTIONS=unregister=$mode LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD='$preload' $BIN --seed $seed --ops $ops --threads $THREADS --mode $mode --capture $cap"
     { timeout -k 5 "$TIMEOUT" env $MODEL_ENV SIMHIP_PERSONALITY="$p" SIMHIP_OP_DELAY_US="$delay" \
         SAFEPIN_OPTIONS="unregister=$mode" LD_LIBRARY_PATH="$BUILD/simhip" LD_PRELOAD="$preload" \
-        "$BIN" --seed "$seed" --ops "$ops" --threads "$THREADS" --mode "$mode" >"$log" 2>&1
+        "$BIN" --seed "$seed" --ops "$ops" --threads "$THREADS" --mode "$mode" --capture "$cap" >"$log" 2>&1
       RC=$?; } 2>/dev/null
 }
 

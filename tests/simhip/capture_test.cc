@@ -96,7 +96,8 @@ TEST(Capture, EventRecordDuringCaptureRecordsNoMarker)
 
 // A second thread makes one call while the main thread captures.
 struct OtherCall {
-    int which; // 0 register, 1 unregister, 2 hipFree, 3 query, 4 sync, 5 event sync
+    int which; // 0 register, 1 unregister, 2 hipFree, 3 query, 4 sync, 5 event sync,
+               // 6 event query
     bool relaxed;
     void *ptr;
     hipStream_t stream;
@@ -116,7 +117,8 @@ static void *other_call(void *a)
     case 2: c->result = hipFree(c->ptr); break;
     case 3: c->result = hipStreamQuery(c->stream); break;
     case 4: c->result = hipStreamSynchronize(c->stream); break;
-    default: c->result = hipEventSynchronize(c->event); break;
+    case 5: c->result = hipEventSynchronize(c->event); break;
+    default: c->result = hipEventQuery(c->event); break;
     }
     return nullptr;
 }
@@ -189,6 +191,31 @@ TEST(CaptureConflict, LegacyReturns900WithoutInvalidating)
             CHILD_CHECK(call == hipErrorStreamCaptureUnsupported);
             CHILD_CHECK(end == hipSuccess);
         }
+    });
+}
+
+// hipEventQuery joined the refused calls in ROCm 7.0: rocm7 refuses and
+// invalidates it as the others; before, the query answers and the capture
+// survives.
+TEST(CaptureConflict, EventQueryRefusedOnlyByRocm7)
+{
+    IN_CHILD_WITH_ENV("SIMHIP_PERSONALITY", "current", {
+        hipError_t call, end;
+        conflict_case(6, false, &call, &end);
+        CHILD_CHECK(call == hipSuccess);
+        CHILD_CHECK(end == hipSuccess);
+    });
+    IN_CHILD_WITH_ENV("SIMHIP_PERSONALITY", "rocm7", {
+        for (int which = 0; which < 7; which++) {
+            hipError_t c7, e7;
+            conflict_case(which, false, &c7, &e7);
+            CHILD_CHECK(c7 == hipErrorStreamCaptureUnsupported);
+            CHILD_CHECK(e7 == hipErrorStreamCaptureInvalidated);
+        }
+        hipError_t cr, er;
+        conflict_case(6, true, &cr, &er); // a relaxed caller is allowed
+        CHILD_CHECK(cr == hipSuccess);
+        CHILD_CHECK(er == hipSuccess);
     });
 }
 

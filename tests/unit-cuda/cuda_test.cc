@@ -15,6 +15,7 @@
 #include "options.h"
 #include "reaper.h"
 #include "registry.h"
+#include "lock.h"
 #include "simcuda.h"
 
 extern "C" size_t sp_hold_bytes(void);
@@ -60,10 +61,10 @@ bool driver_has(void *p)
 
 int state_of(void *p)
 {
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = sp_reg_find((uintptr_t)p);
     int s = r ? (int)r->state : -1;
-    sp_reg_unlock();
+    sp_unlock();
     return s;
 }
 
@@ -130,9 +131,9 @@ class CudaFace : public ::testing::Test {
         EXPECT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
         EXPECT_EQ(sp_cu_host_unregister(p), SP_CUDA_SUCCESS);
         EXPECT_TRUE(eventually([] {
-            sp_reg_lock();
+            sp_lock();
             size_t n = sp_hold_bytes_for_tests();
-            sp_reg_unlock();
+            sp_unlock();
             return n > 0;
         }));
         EXPECT_EQ(simcudaLaunchKernel((CUstream)stream(), k_gate, &busy), CUDA_SUCCESS);

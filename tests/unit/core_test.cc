@@ -102,12 +102,12 @@ bool wait_for(const std::function<bool()> &cond, int ms = 5000)
 
 bool range_state(void *p, sp_range_state *st)
 {
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = sp_reg_find((uintptr_t)p);
     bool found = r != nullptr;
     if (found)
         *st = r->state;
-    sp_reg_unlock();
+    sp_unlock();
     return found;
 }
 
@@ -118,19 +118,19 @@ bool runtime_has(void *p)
 }
 
 // Options change between tests while the reaper may be reading them; it
-// reads them with the registry lock held.
+// reads them with sp_lock held.
 void set_opt(long *field, long value)
 {
-    sp_reg_lock();
+    sp_lock();
     *field = value;
-    sp_reg_unlock();
+    sp_unlock();
 }
 
 void set_mode(int mode)
 {
-    sp_reg_lock();
+    sp_lock();
     sp_opt.unreg_mode = mode;
-    sp_reg_unlock();
+    sp_unlock();
 }
 
 class Core : public ::testing::Test {
@@ -149,13 +149,13 @@ protected:
         sp_real.hipHostUnregister = wrap_unregister;
         sp_real.free = wrap_free;
         sp_real.munmap = wrap_munmap;
-        sp_reg_lock(); // the reaper reads options with the lock held
+        sp_lock(); // the reaper reads options with the lock held
         // These tests watch the deferred release itself: unregister returns
         // at once. The ordered default has tests of its own.
         sp_opt.unreg_mode = SP_UNREG_ASYNC;
         sp_opt.revive = 1;
         sp_opt.log_level = SP_LOG_ERROR; // keep expected diagnostics quiet
-        sp_reg_unlock();
+        sp_unlock();
         g_real_register = g_real_unregister = 0;
         g_kernels_done = g_kernels_expected = 0;
         g_unregister_before_kernels = 0;
@@ -338,10 +338,10 @@ TEST_F(Core, NoReviveAfterFree)
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
     sp_free(buf); // deferred: the kernel still writes there
     EXPECT_EQ(g_freed.load(), 0u);
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = sp_reg_find((uintptr_t)buf);
     bool freed = r && r->freed;
-    sp_reg_unlock();
+    sp_unlock();
     EXPECT_TRUE(freed);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
     EXPECT_EQ(g_freed.load(), (uintptr_t)buf);
@@ -542,9 +542,9 @@ TEST_F(Core, RefusedCaptureCallsKeepTheCaptureKnown)
             EXPECT_NE(sp_stream_begin_capture(cs, hipStreamCaptureModeRelaxed), hipSuccess);
         else
             EXPECT_NE(sp_stream_end_capture(cs, nullptr), hipSuccess);
-        sp_reg_lock();
+        sp_lock();
         EXPECT_TRUE(sp_streams_is_capturing(cs)) << "variant " << variant;
-        sp_reg_unlock();
+        sp_unlock();
         ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
         ASSERT_EQ(sp_reaper_drain(5000), 0u);
         EXPECT_EQ(g_real_unregister.load(), 1);
@@ -554,9 +554,9 @@ TEST_F(Core, RefusedCaptureCallsKeepTheCaptureKnown)
         if (g) {
             EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
         }
-        sp_reg_lock();
+        sp_lock();
         EXPECT_FALSE(sp_streams_is_capturing(cs));
-        sp_reg_unlock();
+        sp_unlock();
         ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
         free(buf);
     }
@@ -643,15 +643,15 @@ TEST_F(Core, OrderedUnregisterFastPathMakesNoMarker)
     ASSERT_EQ(hipStreamSynchronize(nb), hipSuccess);
     ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
-    sp_reg_lock();
+    sp_lock();
     sp_real.hipEventCreateWithFlags = wrap_event_create;
-    sp_reg_unlock();
+    sp_unlock();
     g_events_created = 0;
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
-    sp_reg_lock();
+    sp_lock();
     sp_real.hipEventCreateWithFlags = g_saved.hipEventCreateWithFlags;
-    sp_reg_unlock();
+    sp_unlock();
     // Every stream was idle: queries answered, so no marker event was
     // created, neither by the caller nor by the reaper.
     EXPECT_EQ(g_events_created.load(), 0);
@@ -817,10 +817,10 @@ TEST(Options, OutOfRangeAndMalformedValuesKeepTheDefault)
         {"log=loud", [] { return sp_opt.log_level == SP_LOG_WARN; }},
     };
     for (auto &c : cases) {
-        sp_reg_lock();
+        sp_lock();
         int problems = sp_options_parse(c.spec);
         bool kept = c.kept();
-        sp_reg_unlock();
+        sp_unlock();
         EXPECT_EQ(problems, 1) << c.spec;
         EXPECT_TRUE(kept) << c.spec;
     }
@@ -836,21 +836,21 @@ TEST(Options, OutOfRangeAndMalformedValuesKeepTheDefault)
         {"", SP_UNREG_ORDERED},
     };
     for (auto &g : goods) {
-        sp_reg_lock();
+        sp_lock();
         int problems = sp_options_parse(g.spec);
         int mode = sp_opt.unreg_mode;
-        sp_reg_unlock();
+        sp_unlock();
         EXPECT_EQ(problems, 0) << g.spec;
         EXPECT_EQ(mode, g.mode) << g.spec;
     }
-    sp_reg_lock();
+    sp_lock();
     EXPECT_EQ(sp_options_parse("exitcode=255:backtrace=64:strict=1"), 0);
     EXPECT_EQ(sp_opt.exitcode, 255);
     EXPECT_EQ(sp_opt.backtrace, 64);
     EXPECT_EQ(sp_opt.strict, 1);
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_opt.log_level = SP_LOG_ERROR;
-    sp_reg_unlock();
+    sp_unlock();
 }
 
 TEST_F(Core, ForkedChildStartsEmptyAndWorks)
@@ -864,9 +864,9 @@ TEST_F(Core, ForkedChildStartsEmptyAndWorks)
     if (pid == 0) {
         alarm(10);
         char out[2];
-        sp_reg_lock();
+        sp_lock();
         out[0] = sp_reg_count() == 0 ? 'E' : 'X';
-        sp_reg_unlock();
+        sp_unlock();
         char *mine = static_cast<char *>(malloc(N));
         // The runtime's answer in a child is its business; safepin must
         // track and release without hanging.

@@ -127,12 +127,12 @@ bool mapped(const void *p, size_t len)
 
 bool state_of(const void *p, sp_range_state *st)
 {
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = sp_reg_find((uintptr_t)p);
     bool found = r != nullptr;
     if (found)
         *st = r->state;
-    sp_reg_unlock();
+    sp_unlock();
     return found;
 }
 
@@ -166,13 +166,13 @@ protected:
         sp_real.mremap = wrap_mremap;
         sp_real.mmap = wrap_mmap;
         sp_real.shmdt = wrap_shmdt;
-        sp_reg_lock();
+        sp_lock();
         // Unregister returns at once: the release stays pending while the
         // gate holds the device.
         sp_opt.unreg_mode = SP_UNREG_ASYNC;
         sp_opt.revive = 1;
         sp_opt.log_level = SP_LOG_ERROR;
-        sp_reg_unlock();
+        sp_unlock();
         g_real_unregister = g_unmaps = g_madvises = g_mremaps = g_mmaps = g_shmdts = 0;
         g_unreg_at_madvise = g_unreg_at_mremap = g_unreg_at_mmap = g_unreg_at_shmdt = -1;
         g_unmaps_at_mmap = -1;
@@ -439,11 +439,11 @@ TEST_F(Mem, MunmapUnmapsAtOnceWhatNoRegistrationHolds)
     EXPECT_EQ(g_unmap_log[0].len, 8 * PG);
     EXPECT_EQ(g_unmap_log[1].addr, (uintptr_t)arena + 12 * PG);
     EXPECT_EQ(g_unmap_log[1].len, 4 * PG);
-    sp_reg_lock();
+    sp_lock();
     EXPECT_FALSE(sp_reaper_pending_overlaps((uintptr_t)arena, 8 * PG));
     EXPECT_TRUE(sp_reaper_pending_overlaps((uintptr_t)reg, 4 * PG));
     EXPECT_FALSE(sp_reaper_pending_overlaps((uintptr_t)arena + 12 * PG, 4 * PG));
-    sp_reg_unlock();
+    sp_unlock();
     EXPECT_TRUE(mapped(reg, 4 * PG)); // kept until its release
     // Unmapping it again is a no-op for pages already deferred.
     ASSERT_EQ(sp_munmap(reg, 4 * PG), 0);
@@ -512,9 +512,9 @@ namespace {
 // redzone there).
 sp_range *insert_range(uintptr_t base, size_t len)
 {
-    sp_reg_lock();
+    sp_lock();
     sp_range *r = sp_reg_insert(base, len, 0, 0);
-    sp_reg_unlock();
+    sp_unlock();
     return r;
 }
 

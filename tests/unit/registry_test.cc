@@ -2,7 +2,7 @@
 //
 // The registry never touches the memory it describes, so the tests use made
 // up addresses. Every test starts from sp_reg_reset(); RegistryTest holds the
-// registry lock for the whole test body (the functions under test require
+// process lock (sp_lock) for the whole test body (the functions under test require
 // it), RegistryThreadTest leaves locking to the threads it starts.
 #include <gtest/gtest.h>
 
@@ -41,10 +41,10 @@ class RegistryTest : public ::testing::Test {
   void SetUp() override {
     sp_mem_set_fail_hook(nullptr);
     sp_reg_reset();
-    sp_reg_lock();
+    sp_lock();
   }
   void TearDown() override {
-    sp_reg_unlock();
+    sp_unlock();
     sp_mem_set_fail_hook(nullptr);
     sp_reg_reset();
   }
@@ -124,7 +124,7 @@ TEST_F(RegistryTest, InsertFindRemove) {
   EXPECT_EQ(r->state, SP_RANGE_LIVE);
   EXPECT_GT(r->id, far->id);
   EXPECT_EQ(r->freed, 0u);
-  EXPECT_EQ(r->release, nullptr);
+  for (unsigned char b : r->part) EXPECT_EQ(b, 0);  // the layers' room starts zeroed
   EXPECT_EQ(sp_reg_count(), 2u);
   EXPECT_EQ(sp_reg_find(kArena), r);
   EXPECT_EQ(sp_reg_find(kArena + 1), nullptr);  // exact base only
@@ -157,9 +157,9 @@ TEST_F(RegistryTest, IdsIncreaseAcrossRemoveAndReset) {
     last = r->id;
     sp_reg_remove(r);
   }
-  sp_reg_unlock();
+  sp_unlock();
   sp_reg_reset();
-  sp_reg_lock();
+  sp_lock();
   sp_range* r = sp_reg_insert(kArena, 4096, 0, 0);
   ASSERT_NE(r, nullptr);
   EXPECT_GT(r->id, last);
@@ -471,12 +471,12 @@ TEST_F(RegistryTest, ResetForgetsEverything) {
   ASSERT_NE(sp_reg_insert(0x100000000000ULL, 1ULL << 30, 0, 0), nullptr);
   uint64_t tok = sp_reg_op_begin(kArena, 0x1000);
   ASSERT_GT(tok, 0u);
-  sp_reg_unlock();
+  sp_unlock();
   sp_reg_reset();
   EXPECT_EQ(sp_reg_count(), 0u);
   EXPECT_EQ(sp_reg_maybe(kArena, 0x1000), 0);
   EXPECT_EQ(sp_reg_maybe(0x100000000000ULL + 4096, 1), 0);
-  sp_reg_lock();  // the lock works after reset
+  sp_lock();  // the lock works after reset
   EXPECT_EQ(sp_reg_find(kArena), nullptr);
   EXPECT_EQ(sp_reg_find_overlap(0, SIZE_MAX), nullptr);
   // The op is gone: an overlapping op does not wait for it.
@@ -595,58 +595,58 @@ TEST_F(RegistryTest, TimedWaitTimesOut) {
   uint64_t t0 = NowNs();
   int rc;
   do {
-    rc = sp_reg_timedwait_ns(t0 + 20000000);  // spurious wakeups: loop
+    rc = sp_lock_timedwait_ns(t0 + 20000000);  // spurious wakeups: loop
   } while (rc == 0);
   EXPECT_EQ(rc, ETIMEDOUT);
   EXPECT_GE(NowNs() - t0, 20000000u);
-  EXPECT_EQ(sp_reg_timedwait_ns(t0), ETIMEDOUT);  // already past
-  EXPECT_EQ(sp_reg_timedwait_ns(0), ETIMEDOUT);
+  EXPECT_EQ(sp_lock_timedwait_ns(t0), ETIMEDOUT);  // already past
+  EXPECT_EQ(sp_lock_timedwait_ns(0), ETIMEDOUT);
 }
 
 TEST_F(RegistryThreadTest, BroadcastWakesATimedWaiter) {
   std::atomic<bool> waiting{false};
-  bool flag = false;  // protected by the registry lock
+  bool flag = false;  // protected by sp_lock
   int rc = -1;
   uint64_t waited = 0;
   std::thread waiter([&] {
-    sp_reg_lock();
+    sp_lock();
     waiting = true;
     uint64_t t0 = NowNs();
     rc = 0;
-    while (!flag && rc == 0) rc = sp_reg_timedwait_ns(t0 + 5000000000ULL);
+    while (!flag && rc == 0) rc = sp_lock_timedwait_ns(t0 + 5000000000ULL);
     waited = NowNs() - t0;
-    sp_reg_unlock();
+    sp_unlock();
   });
   while (!waiting) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  sp_reg_lock();
+  sp_lock();
   flag = true;
-  sp_reg_broadcast();
-  sp_reg_unlock();
+  sp_lock_broadcast();
+  sp_unlock();
   waiter.join();
   EXPECT_EQ(rc, 0);
   EXPECT_LT(waited, 4000000000ULL);
 }
 
 TEST_F(RegistryThreadTest, RemoveWakesAWaiter) {
-  sp_reg_lock();
+  sp_lock();
   ASSERT_NE(sp_reg_insert(kArena, 4096, 0, 0), nullptr);
-  sp_reg_unlock();
+  sp_unlock();
   std::atomic<bool> done{false};
   std::atomic<uint64_t> waited{0};
   std::thread waiter([&] {
-    sp_reg_lock();
+    sp_lock();
     uint64_t t0 = NowNs(), deadline = t0 + 5000000000ULL;
     while (sp_reg_find(kArena) != nullptr && NowNs() < deadline)
-      sp_reg_timedwait_ns(deadline);
+      sp_lock_timedwait_ns(deadline);
     done = sp_reg_find(kArena) == nullptr;
     waited = NowNs() - t0;
-    sp_reg_unlock();
+    sp_unlock();
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  sp_reg_lock();
+  sp_lock();
   sp_reg_remove(sp_reg_find(kArena));
-  sp_reg_unlock();
+  sp_unlock();
   waiter.join();
   EXPECT_TRUE(done);
   EXPECT_LT(waited.load(), 4000000000ULL);  // woken, not timed out
@@ -663,9 +663,9 @@ TEST_F(RegistryThreadTest, OverlappingOpsAreSerialized) {
       uintptr_t a = kArena + 0x1000 - t * 0x100;
       size_t len = 1 + t * 0x200;
       for (int i = 0; i < kIters; i++) {
-        sp_reg_lock();
+        sp_lock();
         uint64_t tok = sp_reg_op_begin(a, len);
-        sp_reg_unlock();
+        sp_unlock();
         int now = ++inside;
         int seen = max_inside.load();
         while (now > seen && !max_inside.compare_exchange_weak(seen, now)) {
@@ -673,9 +673,9 @@ TEST_F(RegistryThreadTest, OverlappingOpsAreSerialized) {
         if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
         else sched_yield();
         --inside;
-        sp_reg_lock();
+        sp_lock();
         sp_reg_op_end(tok);
-        sp_reg_unlock();
+        sp_unlock();
         EXPECT_GT(tok, 0u);
       }
     });
@@ -687,33 +687,33 @@ TEST_F(RegistryThreadTest, OverlappingOpsAreSerialized) {
 // An op over [kArena, +0x1000) blocks an overlapping one until it ends, and
 // lets disjoint ones (even on the same page) through meanwhile.
 TEST_F(RegistryThreadTest, DisjointOpsRunConcurrently) {
-  sp_reg_lock();
+  sp_lock();
   uint64_t held = sp_reg_op_begin(kArena, 0x1000);
-  sp_reg_unlock();
+  sp_unlock();
   ASSERT_GT(held, 0u);
 
   std::atomic<bool> blocked_started{false}, blocked_done{false};
   std::thread blocked([&] {
     blocked_started = true;
-    sp_reg_lock();
+    sp_lock();
     uint64_t t = sp_reg_op_begin(kArena + 0xfff, 0x10);  // shares one byte
     blocked_done = true;
     sp_reg_op_end(t);
-    sp_reg_unlock();
+    sp_unlock();
   });
   std::atomic<int> disjoint_done{0};
   std::vector<std::thread> free_threads;
   for (int i = 0; i < 4; i++) {
     free_threads.emplace_back([&, i] {
-      sp_reg_lock();
+      sp_lock();
       uint64_t t = i == 0 ? sp_reg_op_begin(kArena + 0x1000, 0x10)  // adjacent
                           : sp_reg_op_begin(kArena - 0x100 * i, 0x100);
-      sp_reg_unlock();
+      sp_unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       ++disjoint_done;
-      sp_reg_lock();
+      sp_lock();
       sp_reg_op_end(t);
-      sp_reg_unlock();
+      sp_unlock();
     });
   }
   // The disjoint ops finish while `held` is still in flight.
@@ -725,9 +725,9 @@ TEST_F(RegistryThreadTest, DisjointOpsRunConcurrently) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_FALSE(blocked_done.load());
 
-  sp_reg_lock();
+  sp_lock();
   sp_reg_op_end(held);
-  sp_reg_unlock();
+  sp_unlock();
   blocked.join();
   EXPECT_TRUE(blocked_done.load());
   for (auto& th : free_threads) th.join();
@@ -736,16 +736,16 @@ TEST_F(RegistryThreadTest, DisjointOpsRunConcurrently) {
 // sp_reg_maybe runs without the lock while other threads change the
 // registry (TSan checks it is race free); ranges that stay put never get 0.
 TEST_F(RegistryThreadTest, MaybeIsSafeWithoutTheLock) {
-  sp_reg_lock();
+  sp_lock();
   ASSERT_NE(sp_reg_insert(kArena, 4096, 0, 0), nullptr);
-  sp_reg_unlock();
+  sp_unlock();
   std::atomic<bool> stop{false};
   std::thread writer([&] {
     for (int i = 0; i < 2000; i++) {
-      sp_reg_lock();
+      sp_lock();
       sp_range* r = sp_reg_insert(kArena + 0x10000000 + i * 0x1000, 64, 0, 0);
       if (r && i % 2) sp_reg_remove(r);
-      sp_reg_unlock();
+      sp_unlock();
     }
     stop = true;
   });
@@ -756,19 +756,20 @@ TEST_F(RegistryThreadTest, MaybeIsSafeWithoutTheLock) {
 }
 
 TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
-  sp_reg_lock();
+  sp_lock();
   ASSERT_NE(sp_reg_insert(kArena, 4096, 0, 0), nullptr);
-  sp_reg_unlock();
+  sp_unlock();
   pid_t pid = fork();
   if (pid == 0) {
+    sp_lock_fork_child();
     sp_reg_fork_child();
     int bad = 0;
-    sp_reg_lock();  // must not hang: the child's lock is fresh
+    sp_lock();  // must not hang: the child's lock is fresh
     bad |= sp_reg_count() != 0;
     bad |= sp_reg_find(kArena) != nullptr;
     bad |= sp_reg_maybe(kArena, 4096) != 0;
     bad |= sp_reg_insert(kArena, 4096, 0, 0) == nullptr;
-    sp_reg_unlock();
+    sp_unlock();
     _exit(bad ? 1 : 0);
   }
   ASSERT_GT(pid, 0);
@@ -785,10 +786,10 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
   ASSERT_EQ(got, pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  sp_reg_lock();  // the parent's lock was released, its range kept
+  sp_lock();  // the parent's lock was released, its range kept
   EXPECT_EQ(sp_reg_count(), 1u);
   EXPECT_NE(sp_reg_find(kArena), nullptr);
-  sp_reg_unlock();
+  sp_unlock();
 }
 
 // A thread cancelled while it waits on the registry's condition variable
@@ -800,10 +801,10 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
 std::atomic<int> g_cancel_waiting{0}, g_cancel_go{0};
 
 void* CancelledWaiter(void*) {
-  sp_reg_lock();
+  sp_lock();
   g_cancel_waiting = 1;
-  while (!g_cancel_go) sp_reg_wait();
-  sp_reg_unlock();
+  while (!g_cancel_go) sp_lock_wait();
+  sp_unlock();
   pthread_testcancel();  // the cancellation acts here
   return nullptr;
 }
@@ -813,29 +814,29 @@ void CancelWaiterThenLock() {
   pthread_t t;
   if (pthread_create(&t, nullptr, CancelledWaiter, nullptr) != 0) exit(2);
   for (;;) {  // holding the lock while it is set: the waiter waits
-    sp_reg_lock();
+    sp_lock();
     bool waiting = g_cancel_waiting;
     if (waiting) break;
-    sp_reg_unlock();
+    sp_unlock();
     usleep(1000);
   }
-  sp_reg_unlock();
+  sp_unlock();
   pthread_cancel(t);
-  sp_reg_lock();
+  sp_lock();
   g_cancel_go = 1;
-  sp_reg_broadcast();
-  sp_reg_unlock();
+  sp_lock_broadcast();
+  sp_unlock();
   void* res = nullptr;
   pthread_join(t, &res);
-  sp_reg_lock();  // hangs (until the alarm) if the waiter died holding it
-  sp_reg_unlock();
+  sp_lock();  // hangs (until the alarm) if the waiter died holding it
+  sp_unlock();
   exit(res == PTHREAD_CANCELED ? 0 : 3);
 }
 
 TEST(RegistryLockDeathTest, CancelledWaiterLeavesTheLockFree) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(CancelWaiterThenLock(), ::testing::ExitedWithCode(0), "")
-      << "killed by the alarm: the registry lock was left held; 3: not cancelled";
+      << "killed by the alarm: the process lock was left held; 3: not cancelled";
 }
 
 }  // namespace
