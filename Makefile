@@ -173,11 +173,11 @@ $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h 
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
 $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
 
 # The CUDA face's logic on simcuda, without LD_PRELOAD.
 $(UCUDA_BIN): $(UCUDA_SRC) $(CORE_A) $(SC_LIB)
