@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/fault/run.sh - injected runtime faults (simhip's SIMHIP_FAIL) under
-# safepin, both personalities. TAP. One workload (fault_prog.c); per fault,
-# what must happen:
+# safepin, in the current, legacy and rocm7 personalities. TAP. One workload
+# (fault_prog.c); per fault, what must happen:
 #   every row: exit 0 and OK, no device fault, no runtime abort, no hang,
 #              "bytes ok" (no byte lost after hipDeviceSynchronize: nothing
 #              was released early, nothing freed under the device)
@@ -52,7 +52,7 @@ run() { # log preload fail pers [seed]
 while read -r fail want diag same; do
     [ -z "$fail" ] && continue
     seeds=1; [ "$diag" = any ] && seeds="1 2 3 4 5 6"
-    for pers in current legacy; do
+    for pers in current legacy rocm7; do
         for seed in $seeds; do
             name="SIMHIP_FAIL=$fail $pers${seed:+ seed $seed}"
             [ "$diag" = any ] || name="SIMHIP_FAIL=$fail $pers"
@@ -86,7 +86,7 @@ while read -r fail want diag same; do
 done <<<"$ROWS"
 VIS=$BUILD/tests/legacy/unreg_visibility
 for fail in event_create:1+ event_record:1+ event_sync:1+; do
-    for pers in current legacy; do
+    for pers in current legacy rocm7; do
         log=$LOGDIR/visibility-$(echo "$fail-$pers" | tr ':,+' '__p').log
         { timeout -k 5 30 env SIMHIP_FAIL="$fail" SIMHIP_PERSONALITY="$pers" \
             LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB SAFEPIN_OPTIONS=backtrace=0 \
@@ -121,7 +121,7 @@ for fail in event_create:1+ event_record:1+; do
         if [ -z "$why" ]; then ok "$name"; else no "$name" "$why"; fi
     done
 done
-for pers in current legacy; do
+for pers in current legacy rocm7; do
     log=$LOGDIR/unregister-always-$pers.log
     run "$log" "$LIB" unregister:1+ "$pers"
     why=
@@ -163,7 +163,7 @@ thread:1+  backtrace=0:unregister=async   hipHostUnregister_0                   
 '
 while read -r tf opts want diag also; do
     [ -z "$tf" ] && continue
-    for pers in current legacy; do
+    for pers in current legacy rocm7; do
         name="SAFEPIN_TEST_FAIL=$tf $opts $pers"
         log=$LOGDIR/safepin-$(echo "$tf-$opts-$pers" | tr ':,+=' '__p_').log
         { timeout -k 5 30 env SAFEPIN_TEST_FAIL="$tf" SIMHIP_PERSONALITY="$pers" \
