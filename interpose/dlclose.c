@@ -3,6 +3,7 @@
  * and a reload.
  */
 #include "internal.h"
+#include "cuda_real.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -107,11 +108,38 @@ void sp_backend_fork_child(void)
     hold = NULL;
 }
 
+/* The CUDA driver safepin calls stays loaded for the life of the process:
+ * sp_cu's slots are filled once and never cleared (a shim may be reading
+ * one at any time), and held releases run long after the program's last
+ * driver call. So the program's dlclose of that driver leaves it mapped
+ * through a reference of safepin's own, taken once; the program's own
+ * reference is dropped as it asked. 1 if handle is that driver. */
+static int keep_cuda_driver(void *handle)
+{
+    static void *keep; /* guarded by sp_lock */
+    void *fn = (void *)sp_cu.cuMemHostUnregister;
+    struct link_map *hm = NULL, *cm = NULL;
+    Dl_info di;
+    if (!fn || !dladdr1(fn, &di, (void **)&cm, RTLD_DL_LINKMAP) || !cm ||
+        dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != cm) {
+        (void)dlerror();
+        return 0;
+    }
+    sp_lock();
+    if (!keep)
+        keep = dlopen(cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    sp_unlock();
+    (void)dlerror();
+    return 1;
+}
+
 int sp_dlclose(void *handle)
 {
     dlclose_fn real = real_dlclose();
     if (!real)
         return -1;
+    if (handle && keep_cuda_driver(handle))
+        return real(handle);
     struct link_map *hm = NULL, *rm = NULL;
     if (!handle || !(rm = runtime_map()) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
         return real(handle); /* (which sets what dlerror() says) */

@@ -104,4 +104,16 @@ if grep -q '^got cuNoSuchFunction@12000/0 -> error 500' "$LOGDIR/cudart_lookup.s
 else
     fail "unknown name passes through" "$(grep cuNoSuchFunction "$LOGDIR/cudart_lookup.safepin.log")"
 fi
+# The driver closed (dlclose) with a release held, then the memory unmapped
+# and the process ends: bare it works; safepin must not call unloaded code.
+for mode in native safepin; do
+    pre=""; [ $mode = safepin ] && pre=$LIB
+    log=$LOGDIR/dlclose_held.$mode.log
+    run "$log" "$pre" dlclose_held
+    if [ "$RC" -eq 0 ] && grep -q '^OK$' "$log"; then
+        pass "dlclose of the driver with a held release, $mode"
+    else
+        fail "dlclose of the driver with a held release, $mode" "exit $RC: $(tail -n 1 "$log")"
+    fi
+done
 [ "$NFAIL" -eq 0 ]
