@@ -116,4 +116,18 @@ for mode in native safepin; do
         fail "dlclose of the driver with a held release, $mode" "exit $RC: $(tail -n 1 "$log")"
     fi
 done
+# HIP and CUDA in one process, the same memory registered with each driver:
+# bare every call succeeds, and so it must under safepin.
+for mode in native safepin; do
+    pre=""; [ $mode = safepin ] && pre=$LIB
+    log=$LOGDIR/hip_and_cuda.$mode.log
+    timeout -k 5 30 env LD_LIBRARY_PATH="$BUILD/simcuda:$BUILD/simhip" ${pre:+LD_PRELOAD="$pre"} \
+        SAFEPIN_OPTIONS=log=warn "$BIN/hip_and_cuda" >"$log" 2>&1
+    RC=$?
+    if [ "$RC" -eq 0 ] && grep -q '^OK$' "$log"; then
+        pass "HIP and CUDA register the same memory, $mode"
+    else
+        fail "HIP and CUDA register the same memory, $mode" "exit $RC: $(grep -v ' = 0$' "$log" | head -n 1)"
+    fi
+done
 [ "$NFAIL" -eq 0 ]
