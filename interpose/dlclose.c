@@ -125,9 +125,12 @@ static int keep_cuda_driver(void *handle)
         (void)dlerror();
         return 0;
     }
+    Lmid_t ns = LM_ID_BASE; /* a driver dlmopen()ed: the reference in its namespace */
+    if (dlinfo(handle, RTLD_DI_LMID, &ns) != 0)
+        ns = LM_ID_BASE;
     sp_lock();
     if (!keep)
-        keep = dlopen(cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        keep = dlmopen(ns, cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
     sp_unlock();
     (void)dlerror();
     return 1;

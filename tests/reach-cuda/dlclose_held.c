@@ -2,16 +2,19 @@
  * dlclose_held.c - a dlopen user that closes the driver while safepin
  * still holds a release of its memory (the hold waits for an idle device),
  * then unmaps that memory and exits. Bare this just works; safepin must
- * not call into the unloaded driver (it crashed there once).
+ * not call into the unloaded driver (it crashed there once). With an
+ * argument the driver is loaded with dlmopen into a namespace of its own.
  */
 #include "reach_cuda.h"
 
 #include <string.h>
 #include <sys/mman.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    (void)argv;
+    void *h = argc > 1 ? dlmopen(LM_ID_NEWLM, "libcuda.so.1", RTLD_NOW)
+                       : dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 2;

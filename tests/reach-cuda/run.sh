@@ -106,15 +106,21 @@ else
 fi
 # The driver closed (dlclose) with a release held, then the memory unmapped
 # and the process ends: bare it works; safepin must not call unloaded code.
-for mode in native safepin; do
-    pre=""; [ $mode = safepin ] && pre=$LIB
-    log=$LOGDIR/dlclose_held.$mode.log
-    run "$log" "$pre" dlclose_held
-    if [ "$RC" -eq 0 ] && grep -q '^OK$' "$log"; then
-        pass "dlclose of the driver with a held release, $mode"
-    else
-        fail "dlclose of the driver with a held release, $mode" "exit $RC: $(tail -n 1 "$log")"
-    fi
+# "dlmopen": the driver in a namespace of its own.
+for how in dlopen dlmopen; do
+    for mode in native safepin; do
+        pre=""; [ $mode = safepin ] && pre=$LIB
+        log=$LOGDIR/dlclose_held.$how.$mode.log
+        arg=""; [ $how = dlmopen ] && arg=ns
+        timeout -k 5 30 env LD_LIBRARY_PATH="$BUILD/simcuda" ${pre:+LD_PRELOAD="$pre"} SAFEPIN_OPTIONS=log=warn \
+            "$BIN/dlclose_held" $arg >"$log" 2>&1
+        RC=$?
+        if [ "$RC" -eq 0 ] && grep -q '^OK$' "$log"; then
+            pass "dlclose of the driver ($how) with a held release, $mode"
+        else
+            fail "dlclose of the driver ($how) with a held release, $mode" "exit $RC: $(tail -n 1 "$log")"
+        fi
+    done
 done
 # HIP and CUDA in one process, the same memory registered with each driver:
 # bare every call succeeds, and so it must under safepin.
