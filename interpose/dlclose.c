@@ -46,13 +46,16 @@ typedef struct instance {
     char name[PATH_MAX];
     struct link_map *lm;
     uintptr_t addr;
+    Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
 } instance;
 
-static void note_instance(instance *in, struct link_map *lm)
+static void note_instance(instance *in, struct link_map *lm, void *handle)
 {
     snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
     in->lm = lm;
     in->addr = lm->l_addr;
+    if (dlinfo(handle, RTLD_DI_LMID, &in->ns) != 0)
+        in->ns = LM_ID_BASE;
 }
 
 /* After a dlclose of the runtime: if that instance is gone, forget it. */
@@ -60,7 +63,7 @@ static void forget_if_unloaded(const instance *in)
 {
     struct link_map *now = NULL;
     int same = 0;
-    void *h = dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD);
+    void *h = dlmopen(in->ns, in->name, RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         same = dlinfo(h, RTLD_DI_LINKMAP, &now) == 0 && now == in->lm && now->l_addr == in->addr;
         real_dlclose()(h);
@@ -148,10 +151,10 @@ int sp_dlclose(void *handle)
         return real(handle); /* (which sets what dlerror() says) */
     /* The program closes the runtime safepin uses. */
     instance in;
-    note_instance(&in, rm);
+    note_instance(&in, rm, handle);
     sp_lock();
     if (!hold && sp_reaper_busy()) {
-        hold = dlopen(in.name, RTLD_LAZY | RTLD_NOLOAD);
+        hold = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
         if (hold) {
             held = in;
             sp_reaper_when_idle(drop_hold);
