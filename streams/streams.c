@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* An event several owners wait on (pre-capture events, tail markers). */
@@ -601,6 +602,27 @@ int sp_marks_done(sp_marks *m)
     return done;
 }
 
+/* hipEventSynchronize on a marker failed: the wait must still happen (a
+ * release, or an ordered unregister, never goes early). Poll the event; if
+ * the runtime cannot answer for it either, synchronize its stream. */
+static hipError_t wait_marker_otherwise(const mark *k, hipEvent_t ev)
+{
+    hipError_t e;
+    while ((e = sp_real.hipEventQuery(ev)) == hipErrorNotReady)
+        usleep(50);
+    if (e == hipSuccess || k->kind == MK_SHARED)
+        return e;
+    /* The null stream is per device: synchronize the marker's. */
+    int saved = -1;
+    if (sp_real.hipGetDevice && sp_real.hipSetDevice && sp_real.hipGetDevice(&saved) == hipSuccess &&
+        saved != k->device)
+        sp_real.hipSetDevice(k->device);
+    e = sp_real.hipStreamSynchronize(k->s);
+    if (saved >= 0 && saved != k->device)
+        sp_real.hipSetDevice(saved);
+    return e;
+}
+
 void sp_marks_wait(sp_marks *m)
 {
     hipStreamCaptureMode old = sp_relaxed_enter();
@@ -610,10 +632,13 @@ void sp_marks_wait(sp_marks *m)
         if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
         hipError_t e = sp_real.hipEventSynchronize(ev);
-        if (e != hipSuccess)
-            sp_diag(SP_RUNTIME_ERROR, NULL, "hipEventSynchronize on a release marker returned %d",
+        if (e != hipSuccess) {
+            sp_diag(SP_RUNTIME_ERROR, NULL,
+                    "hipEventSynchronize on a release marker returned %d: waiting by other means",
                     (int)e);
-        else if (k->kind == MK_SHARED)
+            e = wait_marker_otherwise(k, ev);
+        }
+        if (e == hipSuccess && k->kind == MK_SHARED)
             __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
     }
     sp_relaxed_leave(old);
