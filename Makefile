@@ -55,17 +55,18 @@ INC_diag      := -Idiag $(INC_registry)
 INC_runtime   := -Iruntime $(INC_diag)
 INC_streams   := -Istreams $(INC_runtime)
 INC_reaper    := -Ireaper $(INC_streams)
-INC_interpose := -Iinterpose $(INC_reaper)
+INC_interpose := -Iinterpose -Icuda $(INC_reaper)
+INC_cuda      := $(INC_interpose)
 INC_simhip    := -Isimhip
 INC_simcuda   := -Isimcuda -Isimhip
 INC           := $(INC_interpose) -Isimhip
 inc_for = $(INC_$(firstword $(subst /, ,$(1))))
 
 # ---- libsafepin ---------------------------------------------------------
-LIB_DIRS  := util registry diag runtime streams reaper interpose
-CORE_SRC  := $(filter-out interpose/shims.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+LIB_DIRS  := util registry diag runtime streams reaper interpose cuda
+CORE_SRC  := $(filter-out interpose/shims.c cuda/cuda_shims.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
-SHIM_OBJ  := $(B)/obj/interpose/shims.o
+SHIM_OBJ  := $(B)/obj/interpose/shims.o $(B)/obj/cuda/cuda_shims.o
 LIB       := $(B)/libsafepin.so
 CORE_A    := $(B)/libsafepin_core.a
 
@@ -104,18 +105,23 @@ SIMT_BIN   := $(B)/tests/simhip_tests
 SONAME_SRC := $(wildcard tests/soname/*.c)
 SONAME_BIN := $(foreach v,6 7,$(patsubst tests/soname/%.c,$(B)/tests/soname/%.so$(v),$(SONAME_SRC)))
 MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
+UCUDA_SRC  := $(wildcard tests/unit-cuda/*.cc)
+UCUDA_BIN  := $(B)/tests/unit_cuda_tests
 SCT_SRC    := $(wildcard tests/simcuda/*.cc)
 SCT_BIN    := $(B)/tests/simcuda_tests
 LCUDA_SRC  := $(wildcard tests/legacy-cuda/*.c)
 LCUDA_BIN  := $(patsubst tests/legacy-cuda/%.c,$(B)/tests/legacy-cuda/%,$(LCUDA_SRC))
+RCUDA_BIN  := $(B)/tests/reach-cuda/cudart_lookup $(B)/tests/reach-cuda/dlopen_handle \
+              $(B)/tests/reach-cuda/direct_link
 BENCH_SRC  := $(wildcard bench/*.c)
-BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so
+BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so \
+              $(patsubst bench/cuda/%.c,$(B)/bench/cuda/%,$(wildcard bench/cuda/*.c))
 
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -124,7 +130,7 @@ $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(call inc_for,$<) -MMD -MP -c $< -o $@
 
-$(SHIM_OBJ): interpose/shims.c
+$(SHIM_OBJ): $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC_interpose) -fvisibility=hidden -MMD -MP -c $< -o $@
 
@@ -163,6 +169,21 @@ $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+
+# Reach tests: the driver dlopened (no -lcuda), except the direct caller.
+$(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+
+$(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
+
+# The CUDA face's logic on simcuda, without LD_PRELOAD.
+$(UCUDA_BIN): $(UCUDA_SRC) $(CORE_A) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)
@@ -234,13 +255,18 @@ $(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h tests/common/chec
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
+# CUDA rows: driver-API programs on simcuda.
+$(B)/bench/cuda/%: bench/cuda/%.c bench/cuda/cu_bench.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl -pthread
+
 $(B)/bench/libfloor.so: bench/floor/floor.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ -ldl
 
 # What the sanitizer suites run: the library, simhip, unit tests, legacy
 # programs, simcuda's tests.
-san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN) $(SCT_BIN)
+san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN) $(SCT_BIN) $(SC_LIB) $(UCUDA_BIN)
 
 san-builds: deps
 	$(MAKE) -j2 SAN=asan san-all

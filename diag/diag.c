@@ -212,6 +212,7 @@ typedef struct kept_violation {
     uintptr_t base;
     size_t size;
     char msg[256];
+    int rt;                 /* the runtime (sp_diag_runtime_name's index), -1: none named */
     sp_site *at, *registered, *unregistered;
 } kept_violation;
 
@@ -357,6 +358,43 @@ void sp_site_free(sp_site *s) { sp_mem_free(s); }
 uint64_t sp_violations(void) { return __atomic_load_n(&violations_total, __ATOMIC_RELAXED); }
 
 /* Keeps a violation for the report (takes here); dropped if memory runs out. */
+/* ---- runtimes, for the report ---------------------------------------------- */
+
+#define SP_DIAG_RT_MAX 4
+static const char *rt_names[SP_DIAG_RT_MAX];
+static const char *rt_prefix[SP_DIAG_RT_MAX];
+static unsigned rt_used; /* atomic: bit rt */
+
+void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix)
+{
+    if (rt >= 0 && rt < SP_DIAG_RT_MAX) {
+        rt_names[rt] = name;
+        rt_prefix[rt] = call_prefix;
+    }
+}
+
+void sp_diag_runtime_used(int rt)
+{
+    if (rt >= 0 && rt < SP_DIAG_RT_MAX)
+        __atomic_fetch_or(&rt_used, 1u << rt, __ATOMIC_RELAXED);
+}
+
+/* The runtime whose call a message begins with ("cuMemHostUnregister(...").
+ * The longest prefix wins. */
+static int runtime_named_in(const char *msg)
+{
+    int best = -1;
+    size_t best_len = 0;
+    for (int i = 0; i < SP_DIAG_RT_MAX; i++) {
+        size_t n = rt_prefix[i] ? strlen(rt_prefix[i]) : 0;
+        if (n > best_len && strncmp(msg, rt_prefix[i], n) == 0) {
+            best = i;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r)
 {
     pthread_mutex_lock(&kept_lock);
@@ -368,6 +406,8 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
             snprintf(k->msg, sizeof(k->msg), "%s", msg);
             k->at = here;
             here = NULL;
+            /* The range's runtime, else the one whose call the message names. */
+            k->rt = r ? r->rt : runtime_named_in(msg);
             if (r) {
                 k->base = r->base;
                 k->size = r->size;
@@ -555,6 +595,13 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     errno = 0;
     fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
             SAFEPIN_VERSION, (int)getpid());
+    /* Which runtimes the program used (one library serves HIP and CUDA). */
+    fprintf(f, "  \"runtimes\": [");
+    unsigned used = __atomic_load_n(&rt_used, __ATOMIC_RELAXED);
+    for (int i = 0, n = 0; i < SP_DIAG_RT_MAX; i++)
+        if ((used & 1u << i) && rt_names[i])
+            fprintf(f, "%s\"%s\"", n++ ? ", " : "", rt_names[i]);
+    fprintf(f, "],\n");
     fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
     fprintf(f, "  \"counters\": {\n");
@@ -582,8 +629,10 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     int locked = pthread_mutex_timedlock(&kept_lock, &until) == 0;
     for (unsigned i = 0; locked && i < kept_n; i++) {
         kept_violation *k = kept[i];
-        fprintf(f, "%s\n    {\"code\": \"%s\", \"message\": ", i ? "," : "",
-                code_table[k->code].name);
+        fprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
+        if (k->rt >= 0 && k->rt < SP_DIAG_RT_MAX && rt_names[k->rt])
+            fprintf(f, "\"runtime\": \"%s\", ", rt_names[k->rt]);
+        fprintf(f, "\"message\": ");
         json_str(f, k->msg);
         fprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);
         json_site(f, "at", k->at);

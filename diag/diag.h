@@ -92,6 +92,13 @@ void sp_log(int level, const char *code, const char *fmt, ...)
  * and, when r is given, where r was registered and unregistered/freed. A
  * violation is kept for the report. Never allocates on the print path;
  * the kept record is dropped if memory runs out. Not a cancellation point. */
+/* The runtimes (runtime/runtime.h's SP_RT_* index) the report names:
+ * set once at start-up (diag knows no runtime), and each one marked when
+ * the program uses it. call_prefix names its calls ("cu", "hip"): a
+ * violation without a range is attributed by the call its message names. */
+void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix);
+void sp_diag_runtime_used(int rt);
+
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

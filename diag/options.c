@@ -34,6 +34,7 @@ static const opt_desc opt_table[] = {
 /* The words an ENUM option accepts; index = the derived value. */
 static const char *const log_words[] = {"error", "warn", "info", "debug", NULL};
 static const char *const unregister_words[] = {"ordered", "async", "sync", NULL};
+static const char *const hold_words[] = {"auto", "on", "off", NULL};
 
 static const char *const *enum_words(const opt_desc *d)
 {
@@ -41,6 +42,8 @@ static const char *const *enum_words(const opt_desc *d)
         return log_words;
     if (strcmp(d->name, "unregister") == 0)
         return unregister_words;
+    if (strcmp(d->name, "hold") == 0)
+        return hold_words;
     return NULL;
 }
 

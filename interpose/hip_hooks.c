@@ -17,7 +17,7 @@ static int runtime_knows(const void *p)
         return 0;
     hipPointerAttribute_t a;
     memset(&a, 0, sizeof(a));
-    hipStreamCaptureMode old = sp_relaxed_enter();
+    int old = sp_relaxed_enter();
     hipError_t e = sp_real.hipPointerGetAttributes(&a, p);
     sp_relaxed_leave(old);
     return e == hipSuccess && (a.hostPointer || a.devicePointer);
@@ -502,7 +502,7 @@ hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind k
     sp_unlock();
     hipError_t e = sp_real.hipMemcpyAsync(dst, src, n, kind, stream);
     if (e == hipSuccess && sync) {
-        hipStreamCaptureMode old = sp_relaxed_enter();
+        int old = sp_relaxed_enter();
         sp_real.hipStreamSynchronize(stream);
         sp_relaxed_leave(old);
     }

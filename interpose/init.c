@@ -17,6 +17,7 @@
  *   at log=info (not a violation).
  */
 #include "internal.h"
+#include "runtime.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -72,6 +73,10 @@ static void do_init(void)
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_diag_init();
     sp_resolve_backend();
+    sp_diag_runtime_name(SP_RT_HIP, sp_hip_ops.name, "hip");
+    sp_diag_runtime_name(SP_RT_CUDA, sp_cuda_ops.name, "cu");
+    if (sp_hip_ops.present())
+        sp_diag_runtime_used(SP_RT_HIP);
     sp_streams_init_devices();
     pthread_atfork(NULL, NULL, fork_child);
     on_exit(sp_at_exit, NULL);
@@ -124,7 +129,8 @@ static int report_leak(sp_range *r, void *arg)
 static int nothing_to_do(void)
 {
     return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
-           (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0);
+           (!sp_real.hipHostRegister && !sp_cuda_ops.present() && sp_violations() == 0 &&
+            sp_stat.registrations == 0);
 }
 
 /* exit() from a signal handler that interrupted one of safepin's hooks on

@@ -11,6 +11,8 @@
  */
 #include "internal.h"
 
+#include "cuda_hooks.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
@@ -70,6 +72,9 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     void *p = real(handle, name);
     if (!p || handle == RTLD_DEFAULT)
         return p;
+    void *cu = sp_cuda_dlsym(handle, name, p); /* a CUDA driver name (cuda/) */
+    if (cu)
+        return cu;
     void *shim = sp_shim_for(name);
     if (!shim || shim == p)
         return p;

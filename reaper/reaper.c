@@ -4,7 +4,9 @@
  */
 #include "reaper.h"
 #include "diag.h"
+#include "hold.h"
 #include "options.h"
+#include "runtime.h"
 #include "streams.h"
 
 #include <errno.h>
@@ -30,6 +32,11 @@ _Static_assert(RELEASE_PART + sizeof(sp_release) <= SP_REG_PART_ROOM,
 
 static sp_release *rel(const sp_range *r) { return sp_reg_part(r, RELEASE_PART); }
 
+/* For the hold (hold.h): a batch's links and a range's release sequence. */
+sp_range *sp_reaper_batch_next(const sp_range *r) { return rel(r)->next; }
+void sp_reaper_batch_link(sp_range *r, sp_range *next) { rel(r)->next = next; }
+uint64_t sp_reaper_release_seq(const sp_range *r) { return rel(r)->seq; }
+
 typedef struct sp_action {
     sp_act_kind kind;
     uintptr_t addr;   /* FREE: the block; MUNMAP: the pages still to unmap
@@ -38,6 +45,8 @@ typedef struct sp_action {
     uintptr_t w_addr; /* it waits for the releases overlapping this span */
     size_t w_len;
     uint64_t max_id;  /* ranges with a higher id came later: never waited for */
+    int rt;           /* HIPFREE: the runtime whose device free it is (runtime.h) */
+    void *place;      /* HIPFREE: the CUDA context current at the call */
     unsigned ready : 1;   /* nothing left to wait for: the reaper runs it */
     unsigned running : 1; /* being run by the reaper, outside the lock */
     struct sp_action *next;
@@ -210,8 +219,10 @@ int sp_reaper_revive(sp_range *r)
 void sp_reaper_wait_range(uintptr_t base, uint64_t id)
 {
     sp_range *r;
+    sp_hold_need(1); /* a held release is needed now */
     while ((r = sp_reg_find(base)) && r->id == id && r->state == SP_RANGE_RELEASING)
         wait_reaper();
+    sp_hold_need(-1);
 }
 
 
@@ -442,11 +453,13 @@ int sp_reaper_pending_overlaps(uintptr_t addr, size_t len)
 void sp_reaper_wait_pending(uintptr_t addr, size_t len)
 {
     int counted = 0;
+    sp_hold_need(1);
     while (sp_reaper_pending_overlaps(addr, len)) {
         if (!counted++)
             SP_COUNT(waits_for_release);
         wait_reaper();
     }
+    sp_hold_need(-1);
 }
 
 static void unlink_action(sp_action *a)
@@ -507,10 +520,17 @@ restart:
 
 int sp_reaper_defer_call(sp_act_kind kind, void *addr)
 {
+    return sp_reaper_defer_call_rt(kind, SP_RT_HIP, NULL, addr);
+}
+
+int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr)
+{
     sp_action *act = sp_mem_calloc(1, sizeof(*act));
     if (!act)
         return -1;
     act->kind = kind;
+    act->rt = rt;
+    act->place = place;
     act->addr = (uintptr_t)addr;
     act->next = R.calls;
     R.calls = act;
@@ -533,14 +553,14 @@ static void run_action(const sp_action *a)
             sp_log(SP_LOG_WARN, "runtime-error", "deferred munmap(0x%lx, %zu) failed: %s",
                    (unsigned long)a->addr, a->len, strerror(errno));
         break;
-    case SP_ACT_HIPFREE:
-        if (sp_real.hipFree) {
-            hipError_t e = sp_real.hipFree((void *)a->addr);
-            if (e != hipSuccess)
-                sp_diag(SP_RUNTIME_ERROR, NULL, "deferred hipFree(%p) from a host function returned %d",
-                        (void *)a->addr, (int)e);
-        }
+    case SP_ACT_HIPFREE: {
+        const sp_rt_ops *o = sp_rt(a->rt);
+        int e = o->mem_free(a->place, (void *)a->addr);
+        if (e != 0)
+            sp_diag(SP_RUNTIME_ERROR, NULL, "deferred %s(%p) from a host function returned %d",
+                    o->free_name, (void *)a->addr, e);
         break;
+    }
     }
 }
 
@@ -632,19 +652,20 @@ static void complete_release(sp_range *r)
     r->unregistering = 1;
     uintptr_t base = r->base;
     uint64_t tok = sp_reg_op_begin(base, r->size);
+    const sp_rt_ops *o = sp_rt(r->rt);
     sp_unlock();
-    hipError_t e = sp_real.hipHostUnregister((void *)base);
+    int e = o->unregister(r->place, (void *)base);
     uint64_t done = sp_now_ns();
     sp_lock();
     sp_reg_op_end(tok);
-    if (e != hipSuccess && e != hipErrorHostMemoryNotRegistered) {
+    if (e != 0 && e != o->err_not_registered) {
         /* The runtime may still pin it: keep the memory alive and the range
          * registered (LIVE, its nest 1); a later unregister tries again,
          * exit reports it as a leak. */
         sp_diag(SP_RUNTIME_ERROR, r,
-                "real hipHostUnregister(0x%lx) in a release returned %d: the range stays "
+                "real %s(0x%lx) in a release returned %d: the range stays "
                 "registered and its memory is kept (never freed or unmapped)",
-                (unsigned long)base, (int)e);
+                o->unregister_name, (unsigned long)base, e);
         drop_actions(r);
         r->unregistering = 0;
         r->stuck = 1;
@@ -654,11 +675,11 @@ static void complete_release(sp_range *r)
         sp_lock_broadcast();
         return;
     }
-    if (e != hipSuccess)
+    if (e != 0)
         sp_diag(SP_RUNTIME_ERROR, r,
-                "real hipHostUnregister(0x%lx) in a release returned %d (the runtime no longer "
+                "real %s(0x%lx) in a release returned %d (the runtime no longer "
                 "had it)",
-                (unsigned long)base, (int)e);
+                o->unregister_name, (unsigned long)base, e);
     sp_record_latency(r->t_unregister_ns, done);
     /* Released: actions deferred from now on do not wait for r. */
     r->released = 1;
@@ -753,7 +774,7 @@ void sp_reaper_runtime_gone(void)
  * the program's main thread is gone and there is no work (start_reaper). */
 static int idle_wait(int inline_mode)
 {
-    while (!R.q_head && !R.calls && !streams_work() && !any_ready() && !R.stop) {
+    while (!R.q_head && !R.calls && !streams_work() && !any_ready() && !R.stop && !sp_hold_due()) {
         if (inline_mode)
             return 1; /* a waiter's turn ends when there is no work */
         if (R.idle_fn && !R.exiting && !sp_reaper_busy()) {
@@ -770,7 +791,11 @@ static int idle_wait(int inline_mode)
         if (R.main_gone)
             return 1;
         R.idle = 1;
-        sp_lock_wait();
+        uint64_t poll = sp_hold_next_poll();
+        if (poll)
+            sp_lock_timedwait_ns(poll); /* held releases: ask the device again then */
+        else
+            sp_lock_wait();
         R.idle = 0;
     }
     return 0;
@@ -856,7 +881,7 @@ static int release_batch(void)
     if (R.abandoned)
         return 1; /* no call into a runtime torn down */
     SP_COUNT(marker_batches);
-    finish_batch(batch, mark_seq);
+    finish_batch(sp_hold_keep(batch, mark_seq), mark_seq); /* the hold keeps some */
     return 0;
 }
 
@@ -922,6 +947,13 @@ static void reaper_loop(int inline_mode)
             run_ready_actions();
             continue;
         }
+        if (sp_hold_due()) {
+            uint64_t held_seq;
+            sp_range *held = sp_hold_take(&held_seq);
+            if (held)
+                finish_batch(held, held_seq);
+            continue;
+        }
         if (R.calls) {
             run_calls();
             continue;
@@ -942,6 +974,7 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
 {
     sp_lock();
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    sp_hold_need(1); /* held releases go now */
     kick_locked();
     sp_drain_end end = SP_DRAIN_DONE;
     for (;;) {
@@ -978,6 +1011,7 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
         }
     }
     size_t left = R.n_releasing;
+    sp_hold_need(-1);
     sp_unlock();
     *why = end;
     return left;
@@ -1040,5 +1074,6 @@ void sp_reaper_fork_child(void)
 {
     fork_child_unmaps();
     memset(&R, 0, sizeof(R));
+    sp_hold_reset();
     sp_streams_fork_child();
 }

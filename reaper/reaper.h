@@ -93,6 +93,8 @@ void sp_reaper_unmap_now(uintptr_t addr, size_t len);
 /* Defer a call that must not run in a host function (hipFree) to the reaper
  * thread. Lock held. Returns 0 or -1 if out of memory. */
 int sp_reaper_defer_call(sp_act_kind kind, void *addr);
+/* The same for runtime rt (runtime.h): the device free made in place. */
+int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr);
 
 /* Start the reaper if needed and make sure it looks for work (streams.c
  * handed it a destroy). Lock held; call sp_reaper_kick after unlocking. */

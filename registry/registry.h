@@ -51,6 +51,8 @@ typedef struct sp_range {
     size_t size;
     unsigned flags;          /* hipHostRegister flags */
     int device;              /* device current at registration */
+    int rt;                  /* the runtime that registered it (reaper/runtime.h; 0: HIP) */
+    void *place;             /* CUDA: the context current at registration */
     int nest;                /* live: how many registrations share it (>= 1) */
     sp_range_state state;
     uint64_t id;             /* unique, increasing */

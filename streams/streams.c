@@ -6,15 +6,19 @@
 #include "backend.h"
 #include "diag.h"
 #include "registry.h"
+#include "runtime.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 
 /* An event several owners wait on (pre-capture events, tail markers). */
 typedef struct shared_ev {
-    hipEvent_t ev;
+    void *ev;
+    int rt;                /* SP_RT_*: whose event */
+    void *place;           /* the CUDA context it belongs to (NULL for HIP) */
     int refs;
     int orphan;            /* on S.orphans (holds one ref); lock held */
     int done;              /* known complete; atomic (set without the lock) */
@@ -22,9 +26,10 @@ typedef struct shared_ev {
 } shared_ev;
 
 typedef struct stream_ent {
-    hipStream_t s;
-    unsigned flags;
-    int device;
+    void *s;
+    int rt;                  /* SP_RT_* */
+    unsigned flags;          /* non-blocking is 1 in both runtimes */
+    void *place;             /* HIP: the device ordinal; CUDA: the context */
     unsigned capturing : 1;  /* the runtime said so */
     unsigned foreign : 1;    /* not created through the hooks */
     unsigned retiring : 1;   /* its destroy was handed to the reaper */
@@ -39,7 +44,9 @@ static struct {
     shared_ev *orphans;      /* tail markers of destroyed streams */
     size_t n_orphans, prune_at;
     shared_ev *dead;         /* refs 0: destroyed outside the lock */
-    int ndev;
+    int ndev;                /* HIP devices: one null-stream marker each */
+    void **ctxs;             /* CUDA contexts seen: one legacy-stream marker each */
+    int nctx, ctx_cap;
     int n_capturing;
     int n_unsettled;         /* capture begins in progress: sets wait */
     int marking;             /* sets being recorded: begins and destroys wait */
@@ -50,9 +57,10 @@ enum mark_kind { MK_NULL, MK_STREAM, MK_SHARED };
 
 typedef struct mark {
     enum mark_kind kind;
-    int device;
-    hipStream_t s;
-    hipEvent_t ev;           /* own event (MK_NULL, MK_STREAM), NULL: idle */
+    int rt;
+    void *place;
+    void *s;
+    void *ev;                /* own event (MK_NULL, MK_STREAM), NULL: idle */
     shared_ev *sh;           /* MK_SHARED */
 } mark;
 
@@ -68,27 +76,79 @@ struct sp_marks {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-hipStreamCaptureMode sp_relaxed_enter(void)
+/* The old mode of each runtime in 4 bits (relaxed is 2 in both), and bit
+ * 8+rt set where it was exchanged. */
+int sp_relaxed_enter(void)
 {
-    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
-    if (sp_real.hipThreadExchangeStreamCaptureMode)
-        sp_real.hipThreadExchangeStreamCaptureMode(&mode);
-    return mode;
+    int old = 0;
+    for (int rt = 0; rt < SP_RT_N; rt++) {
+        const sp_rt_ops *o = sp_rt(rt);
+        if (!o->present())
+            continue;
+        int mode = 2;
+        o->exchange_mode(&mode);
+        old |= (mode & 0xf) << (4 * rt) | 1 << (8 + rt);
+    }
+    return old;
 }
 
-void sp_relaxed_leave(hipStreamCaptureMode old)
+void sp_relaxed_leave(int old)
 {
-    if (sp_real.hipThreadExchangeStreamCaptureMode)
-        sp_real.hipThreadExchangeStreamCaptureMode(&old);
+    for (int rt = 0; rt < SP_RT_N; rt++) {
+        if (!(old & 1 << (8 + rt)))
+            continue;
+        int mode = (old >> (4 * rt)) & 0xf;
+        sp_rt(rt)->exchange_mode(&mode);
+    }
 }
 
-static int is_per_thread(hipStream_t s) { return s == hipStreamPerThread; }
+static int is_per_thread(void *s) { return s == (void *)2; } /* hipStreamPerThread, CU_STREAM_PER_THREAD */
 
-static stream_ent **find_stream(hipStream_t s)
+/* The calling thread's place in one runtime, saved on first change and
+ * restored at the end (a program thread keeps its device and context). */
+typedef struct place_state {
+    int tried, saved_ok, cur_ok;
+    void *saved, *cur;
+} place_state;
+
+static void go_to(int rt, place_state *ps, void *place)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!ps->tried) {
+        ps->tried = 1;
+        if (o->get_place(&ps->saved) == 0) {
+            ps->saved_ok = ps->cur_ok = 1;
+            ps->cur = ps->saved;
+        }
+    }
+    if (ps->cur_ok && ps->cur == place)
+        return;
+    if (o->set_place(place) == 0) {
+        ps->cur = place;
+        ps->cur_ok = 1;
+    }
+}
+
+static void go_back(int rt, place_state *ps)
+{
+    if (ps->saved_ok && (!ps->cur_ok || ps->cur != ps->saved))
+        sp_rt(rt)->set_place(ps->saved);
+}
+
+/* CUDA events and streams are used with their context current. */
+static void go_to_cuda(int rt, place_state *ps, void *place)
+{
+    if (rt == SP_RT_CUDA && place)
+        go_to(rt, ps, place);
+}
+
+
+static stream_ent **find_stream(int rt, void *s)
 {
     stream_ent **pp = &S.streams;
     pthread_t self = pthread_self();
-    while (*pp && ((*pp)->s != s || (is_per_thread(s) && !pthread_equal((*pp)->capturer, self))))
+    while (*pp && ((*pp)->s != s || (*pp)->rt != rt ||
+                   (is_per_thread(s) && !pthread_equal((*pp)->capturer, self))))
         pp = &(*pp)->next;
     return pp;
 }
@@ -112,38 +172,39 @@ static void flush_dead(void)
     shared_ev *d = S.dead;
     __atomic_store_n(&S.dead, NULL, __ATOMIC_RELAXED);
     sp_unlock();
+    place_state ps;
+    memset(&ps, 0, sizeof(ps));
     while (d) {
         shared_ev *next = d->next;
-        if (d->ev && sp_real.hipEventDestroy)
-            sp_real.hipEventDestroy(d->ev);
+        if (d->ev) {
+            go_to_cuda(d->rt, &ps, d->place);
+            sp_rt(d->rt)->event_destroy(d->ev);
+        }
         sp_mem_free(d);
         d = next;
     }
+    go_back(SP_RT_CUDA, &ps);
 }
 
 /* A new event recorded on s (relaxed mode), or NULL. Lock NOT held. */
-static hipEvent_t record_on(hipStream_t s)
+static void *record_on(int rt, void *s)
 {
-    hipEvent_t ev = NULL;
-    if (sp_real.hipEventCreateWithFlags(&ev, hipEventDisableTiming) != hipSuccess)
-        return NULL;
-    if (sp_real.hipEventRecord(ev, s) != hipSuccess) {
-        sp_real.hipEventDestroy(ev);
-        return NULL;
-    }
-    return ev;
+    void *ev = NULL;
+    return sp_rt(rt)->record(s, &ev) == 0 ? ev : NULL;
 }
 
-static shared_ev *new_shared(hipEvent_t ev)
+static shared_ev *new_shared(int rt, void *place, void *ev)
 {
     if (!ev)
         return NULL;
     shared_ev *e = sp_mem_calloc(1, sizeof(*e));
     if (!e) {
-        sp_real.hipEventDestroy(ev);
+        sp_rt(rt)->event_destroy(ev);
         return NULL;
     }
     e->ev = ev;
+    e->rt = rt;
+    e->place = place;
     e->refs = 1;
     return e;
 }
@@ -160,8 +221,36 @@ void sp_streams_init_devices(void)
     sp_unlock();
 }
 
+int sp_streams_add_place(int rt, void *place)
+{
+    if (rt != SP_RT_CUDA || !place)
+        return 0;
+    for (int i = 0; i < S.nctx; i++)
+        if (S.ctxs[i] == place)
+            return 0;
+    if (S.nctx == S.ctx_cap) {
+        int cap = S.ctx_cap ? 2 * S.ctx_cap : 8;
+        void **v = sp_mem_alloc((size_t)cap * sizeof(*v));
+        if (!v)
+            return -1;
+        if (S.nctx)
+            memcpy(v, S.ctxs, (size_t)S.nctx * sizeof(*v));
+        sp_mem_free(S.ctxs);
+        S.ctxs = v;
+        S.ctx_cap = cap;
+    }
+    S.ctxs[S.nctx++] = place;
+    return 0;
+}
+
 int sp_streams_add(hipStream_t s, unsigned flags, int device)
 {
+    return sp_streams_add_rt(SP_RT_HIP, (void *)s, flags, (void *)(intptr_t)device);
+}
+
+int sp_streams_add_rt(int rt, void *s, unsigned flags, void *place)
+{
+    sp_streams_add_place(rt, place);
     stream_ent *e = sp_mem_calloc(1, sizeof(*e));
     if (!e) {
         sp_log(SP_LOG_ERROR, "runtime-error",
@@ -170,16 +259,19 @@ int sp_streams_add(hipStream_t s, unsigned flags, int device)
         return -1;
     }
     e->s = s;
+    e->rt = rt;
     e->flags = flags;
-    e->device = device;
+    e->place = place;
     e->next = S.streams;
     S.streams = e;
     return 0;
 }
 
-int sp_streams_is_capturing(hipStream_t s)
+int sp_streams_is_capturing(hipStream_t s) { return sp_streams_is_capturing_rt(SP_RT_HIP, (void *)s); }
+
+int sp_streams_is_capturing_rt(int rt, void *s)
 {
-    stream_ent *e = *find_stream(s);
+    stream_ent *e = *find_stream(rt, s);
     return e && e->capturing;
 }
 
@@ -223,10 +315,15 @@ static void prune_orphans(void)
     }
     n = i;
     sp_unlock();
-    hipStreamCaptureMode old = sp_relaxed_enter();
-    for (i = 0; i < n; i++)
-        if (sp_real.hipEventQuery && sp_real.hipEventQuery(v[i]->ev) == hipSuccess)
+    int old = sp_relaxed_enter();
+    place_state ps;
+    memset(&ps, 0, sizeof(ps));
+    for (i = 0; i < n; i++) {
+        go_to_cuda(v[i]->rt, &ps, v[i]->place);
+        if (v[i]->ev && sp_rt(v[i]->rt)->event_query(v[i]->ev) == 0)
             __atomic_store_n(&v[i]->done, 1, __ATOMIC_RELAXED);
+    }
+    go_back(SP_RT_CUDA, &ps);
     sp_relaxed_leave(old);
     sp_lock();
     for (shared_ev **pp = &S.orphans; *pp;) {
@@ -246,12 +343,14 @@ static void prune_orphans(void)
     S.prune_at = 2 * S.n_orphans;
 }
 
-int sp_streams_destroy(hipStream_t s)
+int sp_streams_destroy(hipStream_t s) { return sp_streams_destroy_rt(SP_RT_HIP, (void *)s); }
+
+int sp_streams_destroy_rt(int rt, void *s)
 {
-    if (!s || is_per_thread(s))
+    if (!s || is_per_thread(s) || s == sp_rt(rt)->null_stream)
         return 0;
     sp_lock();
-    stream_ent *e = *find_stream(s);
+    stream_ent *e = *find_stream(rt, s);
     if (!e) {
         sp_unlock();
         return 0;
@@ -267,22 +366,23 @@ int sp_streams_destroy(hipStream_t s)
         return handed;
     }
     int capturing = e->capturing;
+    void *place = e->place;
     sp_unlock();
 
     /* The work queued so far stays covered by a tail marker (a capturing
      * stream's captured work never runs: its pre-capture event covers it). */
-    hipEvent_t tail = NULL;
+    void *tail = NULL;
     if (!capturing) {
-        hipStreamCaptureMode old = sp_relaxed_enter();
-        tail = record_on(s);
+        int old = sp_relaxed_enter();
+        tail = record_on(rt, s);
         sp_relaxed_leave(old);
     }
-    shared_ev *sh = new_shared(tail);
+    shared_ev *sh = new_shared(rt, rt == SP_RT_CUDA ? place : NULL, tail);
 
     sp_lock();
     while (S.marking)
         sp_lock_wait();
-    stream_ent **pp = find_stream(s);
+    stream_ent **pp = find_stream(rt, s);
     if (*pp) {
         stream_ent *cur = *pp;
         if (cur->capturing && !sh) {
@@ -318,18 +418,19 @@ void sp_streams_service(void)
 {
     for (;;) {
         sp_lock();
-        hipStream_t s = NULL;
+        void *s = NULL;
+        int rt = SP_RT_HIP;
         for (stream_ent *e = S.streams; e; e = e->next)
             if (e->retiring) {
                 s = e->s;
+                rt = e->rt;
                 break;
             }
         sp_unlock();
         if (!s)
             break;
-        sp_streams_destroy(s);
-        if (sp_real.hipStreamDestroy)
-            sp_real.hipStreamDestroy(s);
+        sp_streams_destroy_rt(rt, s);
+        sp_rt(rt)->stream_destroy(s);
     }
     flush_dead();
 }
@@ -338,17 +439,15 @@ void sp_streams_service(void)
 
 /* What the runtime says of s: 1 capturing (active or invalidated), 0 not,
  * -1 unknown (no query possible). Lock NOT held. */
-static int runtime_capturing(hipStream_t s)
+static int runtime_capturing(int rt, void *s)
 {
-    if (!sp_real.hipStreamIsCapturing || sp_tls_in_hostfn)
+    if (sp_tls_in_hostfn)
         return -1;
-    hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
-    hipStreamCaptureMode old = sp_relaxed_enter();
-    hipError_t e = sp_real.hipStreamIsCapturing(s, &st);
+    int capturing = 0;
+    int old = sp_relaxed_enter();
+    int e = sp_rt(rt)->stream_capturing(s, &capturing);
     sp_relaxed_leave(old);
-    if (e != hipSuccess)
-        return -1;
-    return st != hipStreamCaptureStatusNone;
+    return e == 0 ? capturing : -1;
 }
 
 /* Lock held: make e's state what the runtime said. */
@@ -369,17 +468,52 @@ static void set_capturing(stream_ent *e, int capturing, shared_ev **pre)
     }
 }
 
+typedef struct hip_capture_args {
+    hipStream_t s;
+    hipStreamCaptureMode mode;
+    hipGraph_t *graph;
+} hip_capture_args;
+
+static int hip_begin_call(void *arg)
+{
+    hip_capture_args *a = arg;
+    return (int)sp_real.hipStreamBeginCapture(a->s, a->mode);
+}
+
+static int hip_end_call(void *arg)
+{
+    hip_capture_args *a = arg;
+    return (int)sp_real.hipStreamEndCapture(a->s, a->graph);
+}
+
 hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
 {
+    hip_capture_args a = {s, mode, NULL};
+    return (hipError_t)sp_streams_begin_capture_rt(SP_RT_HIP, (void *)s, hip_begin_call, &a);
+}
+
+hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph)
+{
+    hip_capture_args a = {s, hipStreamCaptureModeGlobal, graph};
+    return (hipError_t)sp_streams_end_capture_rt(SP_RT_HIP, (void *)s, hip_end_call, &a);
+}
+
+int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
+{
+    void *here = NULL;
+    if (sp_rt(rt)->get_place(&here) != 0)
+        here = NULL;
     sp_lock();
     while (S.marking)
         sp_lock_wait();
-    stream_ent **pp = find_stream(s);
+    stream_ent **pp = find_stream(rt, s);
     stream_ent *e = *pp;
     if (!e) {
         e = sp_mem_calloc(1, sizeof(*e));
         if (e) {
             e->s = s;
+            e->rt = rt;
+            e->place = here;
             e->foreign = 1;
             /* Unknown flags: marked as if non-blocking (harmless if not);
              * a per-thread stream is blocking and belongs to this thread. */
@@ -391,7 +525,7 @@ hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     }
     if (!e) {
         sp_unlock();
-        return sp_real.hipStreamBeginCapture(s, mode);
+        return call(arg);
     }
     int already = e->capturing;
     e->begin_pending++;
@@ -401,17 +535,17 @@ hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     /* The work enqueued before the capture still runs: an event covers it. */
     shared_ev *pre = NULL;
     if (!already && !sp_tls_in_hostfn) {
-        hipStreamCaptureMode old = sp_relaxed_enter();
-        pre = new_shared(record_on(s));
+        int old = sp_relaxed_enter();
+        pre = new_shared(rt, rt == SP_RT_CUDA ? here : NULL, record_on(rt, s));
         sp_relaxed_leave(old);
     }
-    hipError_t r = sp_real.hipStreamBeginCapture(s, mode);
-    int capturing = r == hipSuccess ? 1 : runtime_capturing(s);
+    int r = call(arg);
+    int capturing = r == 0 ? 1 : runtime_capturing(rt, s);
     if (capturing < 0)
         capturing = already;
 
     sp_lock();
-    pp = find_stream(s);
+    pp = find_stream(rt, s);
     e = *pp;
     if (e) {
         set_capturing(e, capturing, &pre);
@@ -427,14 +561,14 @@ hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     return r;
 }
 
-hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph)
+int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
 {
-    hipError_t r = sp_real.hipStreamEndCapture(s, graph);
-    int capturing = runtime_capturing(s);
-    if (capturing < 0) /* ended, or invalidated and ended */
-        capturing = !(r == hipSuccess || r == hipErrorStreamCaptureInvalidated);
+    int r = call(arg);
+    int capturing = runtime_capturing(rt, s);
+    if (capturing < 0) /* ended, or invalidated and ended (901 in both runtimes) */
+        capturing = !(r == 0 || r == 901);
     sp_lock();
-    stream_ent **pp = find_stream(s);
+    stream_ent **pp = find_stream(rt, s);
     stream_ent *e = *pp;
     if (e) {
         shared_ev *none = NULL;
@@ -496,8 +630,11 @@ sp_marks *sp_marks_take(void)
 {
     while (S.n_unsettled > 0)
         sp_lock_wait();
-    int ndev = S.ndev > 0 ? S.ndev : 1;
-    size_t cap = (size_t)ndev + S.n_orphans;
+    /* HIP: the null stream of every device; CUDA: the legacy stream of
+     * every context seen. */
+    int ndev = sp_hip_ops.present() ? (S.ndev > 0 ? S.ndev : 1) : 0;
+    int nctx = sp_cuda_ops.present() ? S.nctx : 0;
+    size_t cap = (size_t)ndev + (size_t)nctx + S.n_orphans;
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
     sp_marks *m = marks_alloc(cap);
@@ -509,7 +646,9 @@ sp_marks *sp_marks_take(void)
     m->incomplete = 0;
     m->n_capturing = S.n_capturing;
     for (int d = 0; d < ndev; d++)
-        m->m[m->n++] = (mark){MK_NULL, d, NULL, NULL, NULL};
+        m->m[m->n++] = (mark){MK_NULL, SP_RT_HIP, (void *)(intptr_t)d, sp_hip_ops.null_stream, NULL, NULL};
+    for (int c = 0; c < nctx; c++)
+        m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, S.ctxs[c], sp_cuda_ops.null_stream, NULL, NULL};
     for (stream_ent *e = S.streams; e; e = e->next) {
         if (e->capturing) {
             m->saw_capture = 1;
@@ -518,17 +657,17 @@ sp_marks *sp_marks_take(void)
                 continue;
             if (e->pre) {
                 e->pre->refs++;
-                m->m[m->n++] = (mark){MK_SHARED, e->device, NULL, NULL, e->pre};
+                m->m[m->n++] = (mark){MK_SHARED, e->rt, e->place, NULL, NULL, e->pre};
             } else {
                 m->incomplete = 1;
             }
         } else if (e->flags & hipStreamNonBlocking) {
-            m->m[m->n++] = (mark){MK_STREAM, e->device, e->s, NULL, NULL};
+            m->m[m->n++] = (mark){MK_STREAM, e->rt, e->place, e->s, NULL, NULL};
         }
     }
     for (shared_ev *o = S.orphans; o; o = o->next) {
         o->refs++;
-        m->m[m->n++] = (mark){MK_SHARED, 0, NULL, NULL, o};
+        m->m[m->n++] = (mark){MK_SHARED, o->rt, o->place, NULL, NULL, o};
     }
     S.marking++;
     return m;
@@ -537,20 +676,21 @@ sp_marks *sp_marks_take(void)
 int sp_marks_record(sp_marks *m)
 {
     int refused = m->incomplete;
-    hipStreamCaptureMode old = sp_relaxed_enter();
-    int saved = -1, cur = -1;
-    if (m->ndev > 1 && sp_real.hipGetDevice && sp_real.hipGetDevice(&saved) == hipSuccess)
-        cur = saved;
+    int old = sp_relaxed_enter();
+    place_state ps[SP_RT_N];
+    memset(ps, 0, sizeof(ps));
     for (int i = 0; i < m->n; i++) {
         mark *k = &m->m[i];
         if (k->kind == MK_SHARED)
             continue;
-        if (m->ndev > 1 && k->device != cur && sp_real.hipSetDevice &&
-            sp_real.hipSetDevice(k->device) == hipSuccess)
-            cur = k->device;
-        if (sp_real.hipStreamQuery && sp_real.hipStreamQuery(k->s) == hipSuccess)
+        const sp_rt_ops *o = sp_rt(k->rt);
+        /* HIP: one device needs no switching; CUDA: always the context
+         * (the reaper thread has none of its own). */
+        if (k->rt == SP_RT_CUDA || m->ndev > 1)
+            go_to(k->rt, &ps[k->rt], k->place);
+        if (o->stream_query(k->s) == 0)
             continue; /* idle: nothing to wait for */
-        k->ev = record_on(k->s);
+        k->ev = record_on(k->rt, k->s);
         if (k->ev)
             continue;
         /* No marker (the runtime refused it, or out of events). During a
@@ -560,18 +700,18 @@ int sp_marks_record(sp_marks *m)
         if (k->kind == MK_NULL && m->n_capturing > 0) {
             refused = 1;
         } else {
-            hipError_t e = sp_real.hipStreamSynchronize(k->s);
-            if (e != hipSuccess) {
+            int e = o->stream_sync(k->s);
+            if (e != 0) {
                 sp_diag(SP_RUNTIME_ERROR, NULL,
-                        "no release marker could be recorded on stream %p, and "
-                        "hipStreamSynchronize on it returned %d",
-                        (void *)k->s, (int)e);
+                        "no release marker could be recorded on %s stream %p, and synchronizing "
+                        "it returned %d",
+                        o->name, k->s, e);
                 refused = 1;
             }
         }
     }
-    if (saved >= 0 && cur != saved)
-        sp_real.hipSetDevice(saved);
+    for (int rt = 0; rt < SP_RT_N; rt++)
+        go_back(rt, &ps[rt]);
     sp_relaxed_leave(old);
     sp_lock();
     S.marking--;
@@ -580,67 +720,78 @@ int sp_marks_record(sp_marks *m)
     return refused ? -1 : 0;
 }
 
-static hipEvent_t mark_event(const mark *k) { return k->kind == MK_SHARED ? k->sh->ev : k->ev; }
+static void *mark_event(const mark *k) { return k->kind == MK_SHARED ? k->sh->ev : k->ev; }
 
 int sp_marks_done(sp_marks *m)
 {
     int done = 1;
-    hipStreamCaptureMode old = sp_relaxed_enter();
+    int old = sp_relaxed_enter();
+    place_state ps;
+    memset(&ps, 0, sizeof(ps));
     for (int i = 0; i < m->n && done; i++) {
         mark *k = &m->m[i];
-        hipEvent_t ev = mark_event(k);
+        void *ev = mark_event(k);
         if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
-        if (sp_real.hipEventQuery(ev) == hipSuccess) {
+        go_to_cuda(k->rt, &ps, k->place);
+        if (sp_rt(k->rt)->event_query(ev) == 0) {
             if (k->kind == MK_SHARED)
                 __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
         } else {
             done = 0;
         }
     }
+    go_back(SP_RT_CUDA, &ps);
     sp_relaxed_leave(old);
     return done;
 }
 
-/* hipEventSynchronize on a marker failed: the wait must still happen (a
- * release, or an ordered unregister, never goes early). Poll the event; if
- * the runtime cannot answer for it either, synchronize its stream. */
-static hipError_t wait_marker_otherwise(const mark *k, hipEvent_t ev)
+/* The marker's synchronize failed: the wait must still happen (a release,
+ * or an ordered unregister, never goes early). Poll the event (600 is "not
+ * ready" in HIP and CUDA alike); if the runtime cannot answer for it either,
+ * synchronize the marker's stream in its place (the null stream is per
+ * device). */
+#define SP_NOT_READY 600
+static int wait_marker_otherwise(const mark *k, void *ev)
 {
-    hipError_t e;
-    while ((e = sp_real.hipEventQuery(ev)) == hipErrorNotReady)
+    const sp_rt_ops *o = sp_rt(k->rt);
+    int e;
+    while ((e = o->event_query(ev)) == SP_NOT_READY)
         usleep(50);
-    if (e == hipSuccess || k->kind == MK_SHARED)
+    if (e == 0 || k->kind == MK_SHARED)
         return e;
-    /* The null stream is per device: synchronize the marker's. */
-    int saved = -1;
-    if (sp_real.hipGetDevice && sp_real.hipSetDevice && sp_real.hipGetDevice(&saved) == hipSuccess &&
-        saved != k->device)
-        sp_real.hipSetDevice(k->device);
-    e = sp_real.hipStreamSynchronize(k->s);
-    if (saved >= 0 && saved != k->device)
-        sp_real.hipSetDevice(saved);
+    /* (A CUDA marker's context is current already: sp_marks_wait.) */
+    place_state here;
+    memset(&here, 0, sizeof(here));
+    if (k->place && k->rt != SP_RT_CUDA)
+        go_to(k->rt, &here, k->place);
+    e = o->stream_sync(k->s);
+    go_back(k->rt, &here);
     return e;
 }
 
 void sp_marks_wait(sp_marks *m)
 {
-    hipStreamCaptureMode old = sp_relaxed_enter();
+    int old = sp_relaxed_enter();
+    place_state ps;
+    memset(&ps, 0, sizeof(ps));
     for (int i = 0; i < m->n; i++) {
         mark *k = &m->m[i];
-        hipEvent_t ev = mark_event(k);
+        void *ev = mark_event(k);
         if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
-        hipError_t e = sp_real.hipEventSynchronize(ev);
-        if (e != hipSuccess) {
+        go_to_cuda(k->rt, &ps, k->place);
+        int e = sp_rt(k->rt)->event_sync(ev);
+        if (e != 0) {
             sp_diag(SP_RUNTIME_ERROR, NULL,
-                    "hipEventSynchronize on a release marker returned %d: waiting by other means",
-                    (int)e);
+                    "synchronizing a %s release marker returned %d: waiting by other means",
+                    sp_rt(k->rt)->name, e);
             e = wait_marker_otherwise(k, ev);
         }
-        if (e == hipSuccess && k->kind == MK_SHARED)
+        if (e == 0 && k->kind == MK_SHARED)
             __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
     }
+    go_back(SP_RT_CUDA, &ps);
     sp_relaxed_leave(old);
 }
 
@@ -650,9 +801,14 @@ void sp_marks_put(sp_marks *m)
 {
     if (!m)
         return;
+    place_state ps;
+    memset(&ps, 0, sizeof(ps));
     for (int i = 0; i < m->n; i++)
-        if (m->m[i].kind != MK_SHARED && m->m[i].ev)
-            sp_real.hipEventDestroy(m->m[i].ev);
+        if (m->m[i].kind != MK_SHARED && m->m[i].ev) {
+            go_to_cuda(m->m[i].rt, &ps, m->m[i].place);
+            sp_rt(m->m[i].rt)->event_destroy(m->m[i].ev);
+        }
+    go_back(SP_RT_CUDA, &ps);
     sp_lock();
     for (int i = 0; i < m->n; i++) {
         shared_ev *sh = m->m[i].sh;
@@ -682,6 +838,99 @@ void sp_marks_put(sp_marks *m)
 void sp_streams_fork_child(void)
 {
     int ndev = S.ndev;
+    void **ctxs = S.ctxs;
+    int nctx = S.nctx, ctx_cap = S.ctx_cap;
     memset(&S, 0, sizeof(S));
     S.ndev = ndev;
+    /* The child's CUDA contexts are its own business; the list stays (a
+     * marker on a context the child cannot use fails and is waited out). */
+    S.ctxs = ctxs;
+    S.nctx = nctx;
+    S.ctx_cap = ctx_cap;
+}
+
+/* ---- CUDA contexts and the device's idleness (reaper/hold.c) -------------- */
+
+void sp_streams_drop_place(int rt, void *place)
+{
+    if (rt != SP_RT_CUDA)
+        return;
+    for (int i = 0; i < S.nctx; i++)
+        if (S.ctxs[i] == place) {
+            S.ctxs[i] = S.ctxs[--S.nctx];
+            break;
+        }
+    /* Its streams and events died with it: forgotten, never called. */
+    for (stream_ent **pp = &S.streams; *pp;) {
+        if ((*pp)->rt == rt && (*pp)->place == place) {
+            if ((*pp)->pre)
+                (*pp)->pre->ev = NULL;
+            drop_entry(pp);
+        } else {
+            pp = &(*pp)->next;
+        }
+    }
+    for (shared_ev **pp = &S.orphans; *pp;) {
+        shared_ev *o = *pp;
+        if (o->rt == rt && o->place == place) {
+            *pp = o->next;
+            o->ev = NULL;
+            o->orphan = 0;
+            __atomic_store_n(&o->done, 1, __ATOMIC_RELAXED);
+            S.n_orphans--;
+            unref(o);
+        } else {
+            pp = &o->next;
+        }
+    }
+    sp_lock_broadcast();
+}
+
+int sp_streams_idle(int rt)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!o->present())
+        return 1;
+    sp_lock();
+    size_t cap = (size_t)S.nctx + (size_t)(S.ndev > 0 ? S.ndev : 1);
+    for (stream_ent *e = S.streams; e; e = e->next)
+        cap++;
+    mark *v = sp_mem_alloc(cap * sizeof(*v));
+    if (!v) {
+        sp_unlock();
+        return 0;
+    }
+    size_t n = 0;
+    if (rt == SP_RT_CUDA)
+        for (int c = 0; c < S.nctx; c++)
+            v[n++] = (mark){MK_NULL, rt, S.ctxs[c], o->null_stream, NULL, NULL};
+    else
+        for (int d = 0; d < (S.ndev > 0 ? S.ndev : 1); d++)
+            v[n++] = (mark){MK_NULL, rt, (void *)(intptr_t)d, o->null_stream, NULL, NULL};
+    /* Every stream, blocking ones too: a query of the null stream does not
+     * say whether a blocking stream still runs. */
+    for (stream_ent *e = S.streams; e && n < cap; e = e->next)
+        if (e->rt == rt && !e->capturing && !e->retiring)
+            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL};
+    S.marking++;
+    int ndev = S.ndev;
+    sp_unlock();
+    int idle = 1;
+    int old = sp_relaxed_enter();
+    place_state ps;
+    memset(&ps, 0, sizeof(ps));
+    for (size_t i = 0; i < n && idle; i++) {
+        if (rt == SP_RT_CUDA || ndev > 1)
+            go_to(rt, &ps, v[i].place);
+        if (o->stream_query(v[i].s) != 0)
+            idle = 0;
+    }
+    go_back(rt, &ps);
+    sp_relaxed_leave(old);
+    sp_lock();
+    S.marking--;
+    sp_lock_broadcast();
+    sp_unlock();
+    sp_mem_free(v);
+    return idle;
 }

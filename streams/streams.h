@@ -78,9 +78,30 @@ void sp_streams_sizes(size_t *streams, size_t *orphans);
 /* Fork child: forget every stream and event. */
 void sp_streams_fork_child(void);
 
-/* Relaxed capture mode around runtime calls made for safepin itself. */
-hipStreamCaptureMode sp_relaxed_enter(void);
-void sp_relaxed_leave(hipStreamCaptureMode old);
+/* Relaxed capture mode around runtime calls made for safepin itself, in
+ * every runtime in use (the value packs each one's old mode). */
+int sp_relaxed_enter(void);
+void sp_relaxed_leave(int old);
+
+/* ---- per runtime (runtime.h): the HIP functions above are these with
+ * SP_RT_HIP and the device ordinal as place. ------------------------------ */
+
+/* Lock held. A stream created through a hook, in place (device/context). */
+int sp_streams_add_rt(int rt, void *s, unsigned flags, void *place);
+/* Lock held. A CUDA context whose legacy stream markers must cover. */
+int sp_streams_add_place(int rt, void *place);
+/* Lock held. A destroyed CUDA context: its place, streams and events are
+ * forgotten without any call (they died with it). */
+void sp_streams_drop_place(int rt, void *place);
+int sp_streams_is_capturing_rt(int rt, void *s);
+int sp_streams_destroy_rt(int rt, void *s);
+/* The real begin or end capture, made by the tracker: returns its code. */
+typedef int (*sp_capture_call)(void *arg);
+int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
+int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
+/* Lock NOT held. 1 if every stream of rt known to safepin (each place's
+ * null stream, every tracked stream) is idle now (queries only). */
+int sp_streams_idle(int rt);
 
 #ifdef __cplusplus
 }

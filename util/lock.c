@@ -96,7 +96,15 @@ int sp_lock_timedwait_ns(uint64_t abs_monotonic_ns)
 void sp_lock_broadcast(void)
 {
     lock_once();
+    /* Marked as held meanwhile: exit() from a signal handler that interrupts
+     * the broadcast must not touch the condition variable (its internal
+     * lock is this thread's), so the exit drain is skipped there. */
+    int was = sp_lock_tls_held;
+    sp_lock_tls_held = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     pthread_cond_broadcast(&g_cond);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sp_lock_tls_held = was;
 }
 
 /* The parent's threads are gone: a fresh mutex and condvar, not held. */

@@ -18,13 +18,16 @@ FAILS=0
 ok()     { echo "ok - $1"; }
 not_ok() { echo "not ok - $1: $2"; FAILS=$((FAILS+1)); }
 
-# The names the list exports: HOOK lines of hip.inc, every line of libc.inc.
+# The names the list exports: HOOK lines of hip.inc and of the CUDA face's
+# cuda/cuda_real.inc, every line of libc.inc.
 list_names() {
     printf '%s\n' \
         '#define SP_HIP(kind, need, ret, name, params, args, logic) HIP_##kind name' \
         '#define SP_LIBC(kind, ret, name, params) LIBC name' \
-        '#include "hip.inc"' '#include "libc.inc"' |
-        cpp -P -Iruntime - | awk '$1 == "HIP_HOOK" || $1 == "LIBC" { print $2 }' | sort
+        '#define SP_CU(kind, ret, name, params) CU_##kind name' \
+        '#include "hip.inc"' '#include "libc.inc"' '#include "cuda_real.inc"' |
+        cpp -P -Iruntime -Icuda - |
+        awk '$1 == "HIP_HOOK" || $1 == "LIBC" || $1 == "CU_HOOK" { print $2 }' | sort
 }
 # The global names of a version script (between "global:" and "local:").
 map_names() {

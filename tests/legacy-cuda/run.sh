@@ -1,66 +1,172 @@
 #!/bin/bash
 # tests/legacy-cuda/run.sh - the legacy CUDA driver-API programs on simcuda,
-# without safepin: each must show its hazard. Prints TAP lines.
+# without and with safepin. Prints TAP lines ("ok - ..." / "not ok - ...").
 #
-#   BUILD=build                    where the programs and simcuda are
-#   LEGACY_TIMEOUT=seconds (30)    per run; a hang is a failure of its own
+#   BUILD=build                        where the programs and simcuda are
+#   SAFEPIN_LIB=$BUILD/libsafepin.so   the library under test
+#   LEGACY_TIMEOUT=seconds (30)        per run; a hang is a failure of its own
+#   LEGACY_PARTS="native safepin"      which halves to run
+#   LEGACY_PRELOAD_FIRST=lib           preloaded before safepin (a sanitizer runtime)
+#   LEGACY_PRELOAD_LAST=lib            preloaded after it
+#   LEGACY_EXCEPT="prog ..."           not these programs
+#   LEGACY_BAD_PATTERN=regex           output that fails a safepin run (sanitizer reports)
+#   LEGACY_TAG=name                    added to every test name
+#   LEGACY_ENV="K=V ..."               more environment for the safepin runs
 #
-# (The safepin half, "prevented under safepin", comes with safepin's CUDA
-# backend.)
+# Column 2, WITHOUT safepin: the evidence that the hazard happened ("clean":
+# no hazard on the bare driver; the program must pass, which shows its own
+# checks are right). Column 3, WITH safepin (default options unless the
+# entry starts with "opts=..;"): exit 0, "OK", no fault line, and these
+# diagnostic codes printed ("-": none required; "!code": must not appear).
 #
-# program                  without safepin: evidence
+# program                without safepin      with safepin
 TABLE='
-reregister_after_munmap    already-registered
-stale_reuse                stale
-unreg_stall                stall
+reregister_after_munmap  already-registered   freed-while-registered,!runtime-error
+stale_reuse              stale                freed-while-registered,!runtime-error
+lost_writes_free         lost                 freed-while-registered,!runtime-error
+identical_reregister     already-registered   nested-register,!runtime-error
+unreg_in_callback        not-permitted        !runtime-error
+launch_stall             stall                !runtime-error
+unreg_stall              stall                opts=unregister=async;!runtime-error
+capture_unregister       capture-invalidated  !runtime-error
+implicit_sync_reader     clean                !runtime-error
+cuda_answers             clean                invalid-argument,unregister-unknown,unregister-interior,double-unregister,hipfree-host-pointer,overlapping-register
+leak_at_exit             clean                leak-at-exit
+ctx_destroy              clean                !runtime-error
 '
-# Evidence kinds (matched in the program's combined stdout+stderr):
-#   already-registered  a register failed with CUDA_ERROR_HOST_MEMORY_ALREADY_
-#                       REGISTERED (712) after munmap of a registered buffer; exit 1
-#   stale               "corrupted data ... (stale)" (the device read pages the
-#                       process no longer maps), no fault; exit 1
-#   stall               "stalled: cuMemHostUnregister ..." (the unregister waited
-#                       for an unrelated stream until a watchdog broke it); exit 1
+# (unreg_stall: its persistent kernel runs until after the unregister, so
+# the default unregister=ordered, which returns once every earlier device
+# operation is done, waits for it as the bare driver does; unregister=async
+# returns at once. launch_stall is the stall safepin removes under the
+# defaults: other threads' launches behind the driver lock.)
+#
+# Under safepin with options: the evidence that the option does what it
+# says (unregister=async leaves visibility to the program).
+OPTRUNS='
+implicit_sync_reader     unregister=async     stale
+'
+# Evidence kinds (matched in the program's combined stdout+stderr; exit 1):
+#   already-registered  a register failed with 712
+#   stale               "corrupted data ... (stale)", no fault
+#   lost                "(lost writes)": device results never reached the buffer
+#   not-permitted       "... returned CUDA_ERROR_NOT_PERMITTED (800)" in a host function
+#   stall               "stalled: ..." (a watchdog saw the unregister's device-wide wait)
+#   capture-invalidated cuStreamEndCapture returned CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901)
 
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
-BIN=$BUILD/tests/legacy-cuda
+BIN=${LEGACY_BINDIR:-$BUILD/tests/legacy-cuda}
+LIB=${SAFEPIN_LIB:-$BUILD/libsafepin.so}
+SIMCUDA=${LEGACY_SIMCUDA:-$BUILD/simcuda}
 TIMEOUT=${LEGACY_TIMEOUT:-30}
-LOGDIR=$BUILD/test-logs/legacy-cuda
+PARTS=${LEGACY_PARTS:-native safepin}
+TAG=${LEGACY_TAG:+ [$LEGACY_TAG]}
+LOGDIR=$BUILD/test-logs/legacy-cuda${LEGACY_TAG:+-$LEGACY_TAG}
 mkdir -p "$LOGDIR"
 ulimit -c 0 2>/dev/null
 
 FAULT_RE='^Memory access fault by GPU node-1'
 NFAIL=0
-pass() { echo "ok - $1"; }
-fail() { NFAIL=$((NFAIL + 1)); echo "not ok - $1: $2"; }
+pass() { echo "ok - $1$TAG"; }
+fail() { NFAIL=$((NFAIL + 1)); echo "not ok - $1$TAG: $2"; }
 has() { grep -qE -- "$2" "$1"; }
+last_line() { grep -v '^[[:space:]]*$' "$1" | grep -v '^==[0-9]*==safepin: summary' | tail -n 1 | cut -c1-160; }
 
 evidence() { # kind log -> empty when shown
     local kind=$1 log=$2
     if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then echo "hang: killed after ${TIMEOUT}s"; return; fi
     if has "$log" "$FAULT_RE"; then echo "GPU fault"; return; fi
-    [ "$RC" -eq 1 ] || { echo "exit $RC, wanted 1"; return; }
+    if [ "$kind" = clean ]; then
+        [ "$RC" -eq 0 ] && has "$log" '^OK$' && return
+        echo "exit $RC: $(last_line "$log")"; return
+    fi
+    [ "$RC" -eq 1 ] || { echo "exit $RC, wanted 1: $(last_line "$log")"; return; }
     case $kind in
-    already-registered)
-        has "$log" 'cuMemHostRegister.* failed: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED \(712\)' && return ;;
-    stale)
-        has "$log" 'corrupted data.*\(stale\)' && return ;;
-    stall)
-        has "$log" '^stalled: cuMemHostUnregister' && return ;;
-    *)
-        echo "unknown evidence kind '$kind'"; return ;;
+    already-registered) has "$log" 'cuMemHostRegister.* failed: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED \(712\)|already pinned \(712\)' && return ;;
+    stale) has "$log" 'corrupted data.*\(stale\)' && return ;;
+    lost) has "$log" '\(lost writes\)' && return ;;
+    not-permitted) has "$log" 'returned CUDA_ERROR_NOT_PERMITTED \(800\)' && return ;;
+    stall) has "$log" '^stalled: ' && return ;;
+    capture-invalidated) has "$log" 'cuStreamEndCapture returned CUDA_ERROR_STREAM_CAPTURE_INVALIDATED \(901\)' && return ;;
+    *) echo "unknown evidence kind '$kind'"; return ;;
     esac
-    echo "no $kind evidence: $(grep -v '^[[:space:]]*$' "$log" | tail -n 1 | cut -c1-160)"
+    echo "no $kind evidence: $(last_line "$log")"
 }
 
-while read -r prog kind; do
-    [ -n "$prog" ] || continue
-    log=$LOGDIR/$prog.native.log
-    if [ ! -x "$BIN/$prog" ]; then fail "$prog without safepin" "missing $BIN/$prog"; continue; fi
-    { timeout -k 5 "$TIMEOUT" env LD_LIBRARY_PATH="$BUILD/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+run() { # log opts preload prog
+    local log=$1 opts=$2 preload=$3 prog=$4
+    { timeout -k 5 "$TIMEOUT" env LD_LIBRARY_PATH="$SIMCUDA${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${preload:+LD_PRELOAD="$preload"} SAFEPIN_OPTIONS="$opts" $LEGACY_ENV \
         "$BIN/$prog" >"$log" 2>&1; RC=$?; } 2>/dev/null
-    why=$(evidence "$kind" "$log")
-    if [ -z "$why" ]; then pass "$prog without safepin shows $kind"; else fail "$prog without safepin" "$why"; fi
+}
+
+protected() { # spec log -> empty when the safepin run is right
+    local spec=$1 log=$2
+    if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then echo "hang: killed after ${TIMEOUT}s"; return; fi
+    if has "$log" "$FAULT_RE"; then echo "GPU fault"; return; fi
+    if [ -n "$LEGACY_BAD_PATTERN" ] && has "$log" "$LEGACY_BAD_PATTERN"; then
+        echo "sanitizer report: $(grep -m1 -E -- "$LEGACY_BAD_PATTERN" "$log" | cut -c1-160)"; return
+    fi
+    [ "$RC" -eq 0 ] && has "$log" '^OK$' || { echo "exit $RC: $(last_line "$log")"; return; }
+    local codes=${spec#*;}
+    [ "$codes" = "$spec" ] || true
+    IFS=, read -ra want <<<"$codes"
+    for c in "${want[@]}"; do
+        [ -z "$c" ] || [ "$c" = - ] && continue
+        if [ "${c#!}" != "$c" ]; then
+            has "$log" "==safepin: ${c#!}:" && { echo "printed ${c#!}: $(grep -m1 "==safepin: ${c#!}:" "$log" | cut -c1-160)"; return; }
+        else
+            has "$log" "==safepin: $c:" || { echo "no $c diagnostic"; return; }
+        fi
+    done
+}
+
+preload_of() { echo "${LEGACY_PRELOAD_FIRST:+$LEGACY_PRELOAD_FIRST }$LIB${LEGACY_PRELOAD_LAST:+ $LEGACY_PRELOAD_LAST}"; }
+
+while read -r prog kind spec; do
+    [ -n "$prog" ] || continue
+    [[ " $LEGACY_EXCEPT " == *" $prog "* ]] && continue
+    if [ ! -x "$BIN/$prog" ]; then fail "$prog" "missing $BIN/$prog"; continue; fi
+    if [[ " $PARTS " == *" native "* ]]; then
+        log=$LOGDIR/$prog.native.log
+        run "$log" "" "${LEGACY_PRELOAD_FIRST}" "$prog"
+        why=$(evidence "$kind" "$log")
+        if [ -z "$why" ]; then pass "$prog without safepin shows $kind"; else fail "$prog without safepin" "$why"; fi
+    fi
+    if [[ " $PARTS " == *" safepin "* ]]; then
+        opts="log=info"
+        codes=$spec
+        if [[ $spec == opts=* ]]; then
+            opts="$opts:${spec%%;*}"; opts=${opts/opts=/}; codes=${spec#*;}
+        fi
+        log=$LOGDIR/$prog.safepin.log
+        run "$log" "$opts" "$(preload_of)" "$prog"
+        why=$(protected ";$codes" "$log")
+        if [ -z "$why" ]; then pass "$prog with safepin${opts:+ ($opts)}"; else fail "$prog with safepin" "$why"; fi
+    fi
 done <<<"$TABLE"
+
+if [[ " $PARTS " == *" safepin "* ]]; then
+    while read -r prog opts kind; do
+        [ -n "$prog" ] || continue
+        [[ " $LEGACY_EXCEPT " == *" $prog "* ]] && continue
+        log=$LOGDIR/$prog.opt.log
+        run "$log" "log=info:$opts" "$(preload_of)" "$prog"
+        why=$(evidence "$kind" "$log")
+        if [ -z "$why" ]; then pass "$prog with safepin $opts shows $kind"; else fail "$prog with safepin $opts" "$why"; fi
+    done <<<"$OPTRUNS"
+fi
+# The JSON report says which runtime: the program's and each violation's.
+if [[ " $PARTS " == *" safepin "* ]] && [[ " $LEGACY_EXCEPT " != *" cuda_answers "* ]]; then
+    rep=$LOGDIR/cuda_answers.report.json
+    rm -f "$rep"
+    run "$LOGDIR/cuda_answers.report.log" "log=error:report=$PWD/$rep" "$(preload_of)" cuda_answers
+    if [ "$RC" -eq 0 ] && grep -q '"runtimes": \["CUDA"\]' "$rep" 2>/dev/null &&
+        grep -q '"code": "unregister-interior", "runtime": "CUDA"' "$rep" &&
+        grep -q '"code": "unregister-unknown", "runtime": "CUDA"' "$rep"; then
+        pass "the report names the CUDA runtime"
+    else
+        fail "the report names the CUDA runtime" "exit $RC; $(grep -m1 runtimes "$rep" 2>/dev/null)"
+    fi
+fi
 [ "$NFAIL" -eq 0 ]

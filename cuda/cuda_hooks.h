@@ -1,0 +1,61 @@
+/*
+ * cuda_hooks.h - the logic behind each exported CUDA shim (cuda_shims.c),
+ * callable from tests without LD_PRELOAD. Each takes the real function it
+ * stands for where the driver has several forms (_v2, _ptsz), so one logic
+ * serves every form and each form reaches its own real function.
+ */
+#ifndef SAFEPIN_CUDA_HOOKS_H
+#define SAFEPIN_CUDA_HOOKS_H
+
+#include "cuda_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef sp_CUresult (*sp_cu_register_fn)(void *, size_t, unsigned int);
+typedef sp_CUresult (*sp_cu_begin_fn)(sp_CUstream, int);
+typedef sp_CUresult (*sp_cu_begin1_fn)(sp_CUstream);
+typedef sp_CUresult (*sp_cu_end_fn)(sp_CUstream, sp_CUgraph *);
+typedef sp_CUresult (*sp_cu_hostfn_fn)(sp_CUstream, sp_CUhostFn, void *);
+typedef sp_CUresult (*sp_cu_callback_fn)(sp_CUstream, sp_CUstreamCallback, void *, unsigned int);
+typedef sp_CUresult (*sp_cu_htod_fn)(sp_CUdeviceptr, const void *, size_t, sp_CUstream);
+typedef sp_CUresult (*sp_cu_dtoh_fn)(void *, sp_CUdeviceptr, size_t, sp_CUstream);
+typedef sp_CUresult (*sp_cu_ctx_fn)(sp_CUcontext);
+typedef sp_CUresult (*sp_cu_dev_fn)(sp_CUdevice);
+
+/* memory (cuda_hooks.c) */
+sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *p, size_t size,
+                                unsigned int flags);
+sp_CUresult sp_cu_host_unregister(void *p);
+sp_CUresult sp_cu_mem_free(sp_CUdeviceptr d);
+sp_CUresult sp_cu_pointer_get_attribute(void *data, int attr, sp_CUdeviceptr ptr);
+sp_CUresult sp_cu_pointer_get_attributes(unsigned int n, int *attrs, void **data, sp_CUdeviceptr ptr);
+sp_CUresult sp_cu_host_get_device_pointer(sp_CUdeviceptr *d, void *p, unsigned int flags);
+sp_CUresult sp_cu_host_get_flags(unsigned int *flags, void *p);
+sp_CUresult sp_cu_memcpy_htod(sp_cu_htod_fn real, sp_CUdeviceptr dst, const void *src, size_t n,
+                              sp_CUstream s);
+sp_CUresult sp_cu_memcpy_dtoh(sp_cu_dtoh_fn real, void *dst, sp_CUdeviceptr src, size_t n,
+                              sp_CUstream s);
+
+/* streams, captures, host functions, contexts (cuda_streams.c) */
+sp_CUresult sp_cu_stream_create(sp_CUstream *s, unsigned int flags, int priority, int with_priority);
+sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s);
+sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode);
+sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g);
+sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud);
+sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
+                               void *ud, unsigned int flags);
+sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx);
+sp_CUresult sp_cu_primary_ctx_end(sp_cu_dev_fn real, sp_CUdevice dev, int reset);
+
+/* look-ups (cuda_procaddr.c) */
+sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uint64_t flags,
+                                   int *status, int five_args);
+/* dlsym(handle, name) answered p: the shim to hand out instead, or NULL. */
+void *sp_cuda_dlsym(void *handle, const char *name, void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

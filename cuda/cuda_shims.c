@@ -1,0 +1,248 @@
+/*
+ * cuda_shims.c - the exported CUDA driver symbols, nothing else.
+ *
+ * Each shim is one call into cuda_hooks.c / cuda_streams.c /
+ * cuda_procaddr.c with the real function of its own form (_v2, _ptsz).
+ * Compiled with -fvisibility=hidden and exported through libsafepin.map.
+ * Programs linked with -lcuda reach these through the PLT; cudart and
+ * dlopen users get the same functions from dlsym and cuGetProcAddress
+ * (cuda_procaddr.c).
+ */
+#include "cuda_hooks.h"
+#include "cuda_real.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define SP_EXPORT __attribute__((visibility("default")))
+
+extern __thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
+
+/* As the HIP shims (interpose/shims.c): a hook runs with cancellation
+ * disabled (G9), and marks the thread as inside a hook for exit() from a
+ * signal handler (init.c). */
+#define SP_NOCANCEL(call)                                                      \
+    do {                                                                       \
+        int old_;                                                              \
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        sp_tls_in_hook++;                                                      \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        sp_CUresult e_ = (call);                                               \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        sp_tls_in_hook--;                                                      \
+        pthread_setcancelstate(old_, NULL);                                    \
+        return e_;                                                             \
+    } while (0)
+
+/* The entry's caller, for diagnostics that name the runtime call. */
+#define SP_CALLER() (sp_cu_caller = __builtin_return_address(0))
+
+SP_EXPORT sp_CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags)
+{
+    SP_CALLER();
+    SP_NOCANCEL(sp_cu_host_register(SP_CU_REAL(cuMemHostRegister), "cuMemHostRegister", p, n, flags));
+}
+
+SP_EXPORT sp_CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+    SP_CALLER();
+    SP_NOCANCEL(sp_cu_host_register(SP_CU_REAL(cuMemHostRegister_v2), "cuMemHostRegister_v2", p, n,
+                                    flags));
+}
+
+SP_EXPORT sp_CUresult cuMemHostUnregister(void *p)
+{
+    SP_CALLER();
+    SP_NOCANCEL(sp_cu_host_unregister(p));
+}
+
+SP_EXPORT sp_CUresult cuMemFree_v2(sp_CUdeviceptr d)
+{
+    SP_CALLER();
+    SP_NOCANCEL(sp_cu_mem_free(d));
+}
+
+SP_EXPORT sp_CUresult cuPointerGetAttribute(void *data, int attr, sp_CUdeviceptr ptr)
+{
+    SP_NOCANCEL(sp_cu_pointer_get_attribute(data, attr, ptr));
+}
+
+SP_EXPORT sp_CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data,
+                                             sp_CUdeviceptr ptr)
+{
+    SP_NOCANCEL(sp_cu_pointer_get_attributes(n, attrs, data, ptr));
+}
+
+SP_EXPORT sp_CUresult cuMemHostGetDevicePointer_v2(sp_CUdeviceptr *d, void *p, unsigned int flags)
+{
+    SP_NOCANCEL(sp_cu_host_get_device_pointer(d, p, flags));
+}
+
+SP_EXPORT sp_CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+    SP_NOCANCEL(sp_cu_host_get_flags(flags, p));
+}
+
+SP_EXPORT sp_CUresult cuMemcpyHtoDAsync_v2(sp_CUdeviceptr d, const void *h, size_t n, sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_memcpy_htod(SP_CU_REAL(cuMemcpyHtoDAsync_v2), d, h, n, s));
+}
+
+SP_EXPORT sp_CUresult cuMemcpyHtoDAsync_v2_ptsz(sp_CUdeviceptr d, const void *h, size_t n,
+                                                sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_memcpy_htod(SP_CU_REAL(cuMemcpyHtoDAsync_v2_ptsz), d, h, n, s));
+}
+
+SP_EXPORT sp_CUresult cuMemcpyDtoHAsync_v2(void *h, sp_CUdeviceptr d, size_t n, sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_memcpy_dtoh(SP_CU_REAL(cuMemcpyDtoHAsync_v2), h, d, n, s));
+}
+
+SP_EXPORT sp_CUresult cuMemcpyDtoHAsync_v2_ptsz(void *h, sp_CUdeviceptr d, size_t n, sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_memcpy_dtoh(SP_CU_REAL(cuMemcpyDtoHAsync_v2_ptsz), h, d, n, s));
+}
+
+SP_EXPORT sp_CUresult cuStreamCreate(sp_CUstream *s, unsigned int flags)
+{
+    SP_NOCANCEL(sp_cu_stream_create(s, flags, 0, 0));
+}
+
+SP_EXPORT sp_CUresult cuStreamCreateWithPriority(sp_CUstream *s, unsigned int flags, int priority)
+{
+    SP_NOCANCEL(sp_cu_stream_create(s, flags, priority, 1));
+}
+
+SP_EXPORT sp_CUresult cuStreamDestroy(sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_stream_destroy(SP_CU_REAL(cuStreamDestroy), s));
+}
+
+SP_EXPORT sp_CUresult cuStreamDestroy_v2(sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_stream_destroy(SP_CU_REAL(cuStreamDestroy_v2), s));
+}
+
+SP_EXPORT sp_CUresult cuStreamBeginCapture(sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_begin_capture(NULL, SP_CU_REAL(cuStreamBeginCapture), s, 0));
+}
+
+SP_EXPORT sp_CUresult cuStreamBeginCapture_ptsz(sp_CUstream s)
+{
+    SP_NOCANCEL(sp_cu_begin_capture(NULL, SP_CU_REAL(cuStreamBeginCapture_ptsz), s, 0));
+}
+
+SP_EXPORT sp_CUresult cuStreamBeginCapture_v2(sp_CUstream s, int mode)
+{
+    SP_NOCANCEL(sp_cu_begin_capture(SP_CU_REAL(cuStreamBeginCapture_v2), NULL, s, mode));
+}
+
+SP_EXPORT sp_CUresult cuStreamBeginCapture_v2_ptsz(sp_CUstream s, int mode)
+{
+    SP_NOCANCEL(sp_cu_begin_capture(SP_CU_REAL(cuStreamBeginCapture_v2_ptsz), NULL, s, mode));
+}
+
+SP_EXPORT sp_CUresult cuStreamEndCapture(sp_CUstream s, sp_CUgraph *g)
+{
+    SP_NOCANCEL(sp_cu_end_capture(SP_CU_REAL(cuStreamEndCapture), s, g));
+}
+
+SP_EXPORT sp_CUresult cuStreamEndCapture_ptsz(sp_CUstream s, sp_CUgraph *g)
+{
+    SP_NOCANCEL(sp_cu_end_capture(SP_CU_REAL(cuStreamEndCapture_ptsz), s, g));
+}
+
+SP_EXPORT sp_CUresult cuLaunchHostFunc(sp_CUstream s, sp_CUhostFn fn, void *ud)
+{
+    SP_NOCANCEL(sp_cu_launch_host_func(SP_CU_REAL(cuLaunchHostFunc), s, fn, ud));
+}
+
+SP_EXPORT sp_CUresult cuLaunchHostFunc_ptsz(sp_CUstream s, sp_CUhostFn fn, void *ud)
+{
+    SP_NOCANCEL(sp_cu_launch_host_func(SP_CU_REAL(cuLaunchHostFunc_ptsz), s, fn, ud));
+}
+
+SP_EXPORT sp_CUresult cuStreamAddCallback(sp_CUstream s, sp_CUstreamCallback cb, void *ud,
+                                          unsigned int flags)
+{
+    SP_NOCANCEL(sp_cu_add_callback(SP_CU_REAL(cuStreamAddCallback), s, cb, ud, flags));
+}
+
+SP_EXPORT sp_CUresult cuStreamAddCallback_ptsz(sp_CUstream s, sp_CUstreamCallback cb, void *ud,
+                                               unsigned int flags)
+{
+    SP_NOCANCEL(sp_cu_add_callback(SP_CU_REAL(cuStreamAddCallback_ptsz), s, cb, ud, flags));
+}
+
+SP_EXPORT sp_CUresult cuCtxDestroy(sp_CUcontext c)
+{
+    SP_NOCANCEL(sp_cu_ctx_destroy(SP_CU_REAL(cuCtxDestroy), c));
+}
+
+SP_EXPORT sp_CUresult cuCtxDestroy_v2(sp_CUcontext c)
+{
+    SP_NOCANCEL(sp_cu_ctx_destroy(SP_CU_REAL(cuCtxDestroy_v2), c));
+}
+
+SP_EXPORT sp_CUresult cuDevicePrimaryCtxReset(sp_CUdevice d)
+{
+    SP_NOCANCEL(sp_cu_primary_ctx_end(SP_CU_REAL(cuDevicePrimaryCtxReset), d, 1));
+}
+
+SP_EXPORT sp_CUresult cuDevicePrimaryCtxReset_v2(sp_CUdevice d)
+{
+    SP_NOCANCEL(sp_cu_primary_ctx_end(SP_CU_REAL(cuDevicePrimaryCtxReset_v2), d, 1));
+}
+
+SP_EXPORT sp_CUresult cuDevicePrimaryCtxRelease(sp_CUdevice d)
+{
+    SP_NOCANCEL(sp_cu_primary_ctx_end(SP_CU_REAL(cuDevicePrimaryCtxRelease), d, 0));
+}
+
+SP_EXPORT sp_CUresult cuDevicePrimaryCtxRelease_v2(sp_CUdevice d)
+{
+    SP_NOCANCEL(sp_cu_primary_ctx_end(SP_CU_REAL(cuDevicePrimaryCtxRelease_v2), d, 0));
+}
+
+/* 11030: four arguments. */
+SP_EXPORT sp_CUresult cuGetProcAddress(const char *sym, void **pfn, int version, uint64_t flags)
+{
+    SP_NOCANCEL(sp_cu_get_proc_address(sym, pfn, version, flags, NULL, 0));
+}
+
+/* 12000: five, the last the query's status. */
+SP_EXPORT sp_CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, uint64_t flags,
+                                          int *status)
+{
+    SP_NOCANCEL(sp_cu_get_proc_address(sym, pfn, version, flags, status, 1));
+}
+
+void *sp_cuda_shim_for(const char *name)
+{
+    static const struct {
+        const char *name;
+        void *fn;
+    } shims[] = {
+#define S(n) {#n, (void *)n}
+        S(cuMemHostRegister), S(cuMemHostRegister_v2), S(cuMemHostUnregister), S(cuMemFree_v2),
+        S(cuPointerGetAttribute), S(cuPointerGetAttributes), S(cuMemHostGetDevicePointer_v2),
+        S(cuMemHostGetFlags), S(cuMemcpyHtoDAsync_v2), S(cuMemcpyHtoDAsync_v2_ptsz),
+        S(cuMemcpyDtoHAsync_v2), S(cuMemcpyDtoHAsync_v2_ptsz), S(cuStreamCreate),
+        S(cuStreamCreateWithPriority), S(cuStreamDestroy), S(cuStreamDestroy_v2),
+        S(cuStreamBeginCapture), S(cuStreamBeginCapture_ptsz), S(cuStreamBeginCapture_v2),
+        S(cuStreamBeginCapture_v2_ptsz), S(cuStreamEndCapture), S(cuStreamEndCapture_ptsz),
+        S(cuLaunchHostFunc), S(cuLaunchHostFunc_ptsz), S(cuStreamAddCallback),
+        S(cuStreamAddCallback_ptsz), S(cuCtxDestroy), S(cuCtxDestroy_v2),
+        S(cuDevicePrimaryCtxReset), S(cuDevicePrimaryCtxReset_v2), S(cuDevicePrimaryCtxRelease),
+        S(cuDevicePrimaryCtxRelease_v2), S(cuGetProcAddress), S(cuGetProcAddress_v2),
+#undef S
+    };
+    if (!name || name[0] != 'c' || name[1] != 'u')
+        return NULL;
+    for (size_t i = 0; i < sizeof(shims) / sizeof(shims[0]); i++)
+        if (strcmp(shims[i].name, name) == 0)
+            return shims[i].fn;
+    return NULL;
+}

@@ -1,0 +1,63 @@
+/*
+ * runtime.h - what the reaper and the stream tracker call in a runtime,
+ * per runtime: one ops table for HIP (interpose/hip_ops.c), one for the
+ * CUDA driver (cuda/cuda_ops.c).
+ *
+ * Every range and every tracked stream remembers its runtime (SP_RT_*) and
+ * its place: the HIP device ordinal, or the CUDA context. The reaper makes
+ * that place current before it records a marker or calls the real
+ * unregister. Handles (streams, events) are passed as void *; codes are the
+ * runtime's own (0 is success in both).
+ *
+ * Dependencies: none. Callers: reaper/, interpose/, cuda/.
+ */
+#ifndef SAFEPIN_RUNTIME_H
+#define SAFEPIN_RUNTIME_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SP_RT_HIP = 0, SP_RT_CUDA = 1, SP_RT_N = 2 };
+
+typedef struct sp_rt_ops {
+    const char *name;             /* "HIP", "CUDA": diagnostics and the report */
+    const char *unregister_name;  /* the real unregister, named in diagnostics */
+    const char *free_name;        /* the runtime's device free */
+    void *null_stream;            /* the stream whose marker covers every blocking stream */
+    /* 1: the real unregister waits for the whole device under a driver lock
+     * (other threads' launches stall): releases are held while the device
+     * is busy (reaper/hold.c). */
+    int device_wide_unregister;
+    int err_not_registered;       /* the code for memory the runtime has not registered */
+    int (*present)(void);         /* 1 once the runtime is loaded and in use */
+    /* A marker: create an event and record it on s. 0, or the error. */
+    int (*record)(void *s, void **ev);
+    int (*event_query)(void *ev); /* 0: complete */
+    int (*event_sync)(void *ev);
+    void (*event_destroy)(void *ev);
+    int (*stream_query)(void *s); /* 0: idle */
+    int (*stream_sync)(void *s);
+    void (*stream_destroy)(void *s);
+    /* 0 and *capturing (1 capturing or invalidated, 0 not), or the error. */
+    int (*stream_capturing)(void *s, int *capturing);
+    /* The calling thread's capture mode exchanged (relaxed is 2 in both). */
+    void (*exchange_mode)(int *mode);
+    /* The calling thread's current place (device / context), and setting it. */
+    int (*get_place)(void **place);
+    int (*set_place)(void *place);
+    /* The real unregister of p, registered in place; the deferred device free. */
+    int (*unregister)(void *place, void *p);
+    int (*mem_free)(void *place, void *p);
+} sp_rt_ops;
+
+extern const sp_rt_ops sp_hip_ops;
+extern const sp_rt_ops sp_cuda_ops;
+
+/* The ops of runtime rt (SP_RT_*). */
+static inline const sp_rt_ops *sp_rt(int rt) { return rt == SP_RT_CUDA ? &sp_cuda_ops : &sp_hip_ops; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+#!/bin/bash
+# tests/legacy-cuda/run-sanitized.sh - the with-safepin half of run.sh on
+# the sanitizer builds of safepin (make SAN=asan|ubsan|tsan san-all): the
+# plain programs and simcuda, build/<san>/libsafepin.so preloaded with its
+# sanitizer runtime. A sanitizer report in a run is a failure, as is
+# everything run.sh checks. TAP output.
+#
+# Preload order: the sanitizer runtime first (it must be), then safepin.
+# Its allocator then answers malloc/free itself, so safepin cannot see the
+# program's free(): lost_writes_free (G7 through free) is left to the plain
+# run and to the ASan run with safepin first (verify_asan_link_order=0),
+# which the HIP suite uses too.
+cd "$(dirname "$0")/../.." || exit 1
+SANITIZERS=${SANITIZERS:-asan ubsan tsan}
+FAILED=0
+rt() { local p; p=$(${CC:-gcc} -print-file-name="$1"); [ -f "$p" ] && echo "$p"; }
+BAD='ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer'
+for san in $SANITIZERS; do
+    lib=build/$san/libsafepin.so
+    if [ ! -f "$lib" ]; then echo "not ok - legacy-cuda [$san]: missing $lib"; FAILED=1; continue; fi
+    case $san in
+    asan) runtime=$(rt libasan.so); env="ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:halt_on_error=1" ;;
+    ubsan) runtime=$(rt libubsan.so); env="UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1" ;;
+    tsan) runtime=$(rt libtsan.so); env="TSAN_OPTIONS=halt_on_error=1" ;;
+    esac
+    if [ "$san" = asan ]; then
+        # safepin first, so that free() reaches its hook.
+        LEGACY_PARTS=safepin SAFEPIN_LIB=$lib LEGACY_PRELOAD_LAST="$runtime" LEGACY_TAG=$san \
+            LEGACY_BAD_PATTERN="$BAD" LEGACY_ENV="$env" bash tests/legacy-cuda/run.sh || FAILED=1
+    else
+        LEGACY_PARTS=safepin SAFEPIN_LIB=$lib LEGACY_PRELOAD_FIRST="$runtime" LEGACY_TAG=$san \
+            LEGACY_BAD_PATTERN="$BAD" LEGACY_ENV="$env" LEGACY_EXCEPT="lost_writes_free" \
+            bash tests/legacy-cuda/run.sh || FAILED=1
+    fi
+done
+exit $FAILED
