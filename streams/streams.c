@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* An event several owners wait on (pre-capture events, tail markers). */
@@ -767,6 +768,30 @@ int sp_marks_done(sp_marks *m)
     return done;
 }
 
+/* The marker's synchronize failed: the wait must still happen (a release,
+ * or an ordered unregister, never goes early). Poll the event (600 is "not
+ * ready" in HIP and CUDA alike); if the runtime cannot answer for it either,
+ * synchronize the marker's stream in its place (the null stream is per
+ * device). */
+#define SP_NOT_READY 600
+static int wait_marker_otherwise(const mark *k, void *ev)
+{
+    const sp_rt_ops *o = sp_rt(k->rt);
+    int e;
+    while ((e = o->event_query(ev)) == SP_NOT_READY)
+        usleep(50);
+    if (e == 0 || k->kind == MK_SHARED)
+        return e;
+    /* (A CUDA marker's context is current already: sp_marks_wait.) */
+    place_state here;
+    memset(&here, 0, sizeof(here));
+    if (k->place && k->rt != SP_RT_CUDA)
+        go_to(k->rt, &here, k->place);
+    e = o->stream_sync(k->s);
+    go_back(k->rt, &here);
+    return e;
+}
+
 void sp_marks_wait(sp_marks *m)
 {
     int old = sp_relaxed_enter();
@@ -779,10 +804,13 @@ void sp_marks_wait(sp_marks *m)
             continue;
         go_to_cuda(k->rt, &ps, k->place);
         int e = sp_rt(k->rt)->event_sync(ev);
-        if (e != 0 && e != sp_rt(k->rt)->err_gone)
-            sp_diag(SP_RUNTIME_ERROR, NULL, "synchronizing a %s release marker returned %d",
+        if (e != 0 && e != sp_rt(k->rt)->err_gone) {
+            sp_diag(SP_RUNTIME_ERROR, NULL,
+                    "synchronizing a %s release marker returned %d: waiting by other means",
                     sp_rt(k->rt)->name, e);
-        else if (k->kind == MK_SHARED)
+            e = wait_marker_otherwise(k, ev);
+        }
+        if (e == 0 && k->kind == MK_SHARED)
             __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
     }
     go_back(SP_RT_CUDA, &ps);
