@@ -19,6 +19,8 @@
 #include "runtime.h"
 #include "streams.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
@@ -53,6 +55,19 @@ static sp_range *settled_containing(uintptr_t p)
 }
 
 /* ---- register ------------------------------------------------------------ */
+
+/* At the first registration the runtime above the driver (a static cudart)
+ * has registered its exit handler, which destroys the context: an atexit
+ * handler registered now runs before it, so the exit drain releases while
+ * the driver still works (the H200 answered CUDA_ERROR_DEINITIALIZED to
+ * releases drained after it). */
+static void add_exit_drain(void) { atexit(sp_exit_drain_early); }
+
+static void drain_before_runtime_exit(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, add_exit_drain);
+}
 
 /* Lock held. An identical live range nests; RELEASING: revived or waited
  * for. Returns 1 with *ret set when the call is answered, 0 to register,
@@ -195,6 +210,8 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     }
     sp_lock_broadcast();
     sp_unlock();
+    if (e == SP_CUDA_SUCCESS && !foreign)
+        drain_before_runtime_exit();
     return e;
 }
 
