@@ -112,7 +112,7 @@ SCT_BIN    := $(B)/tests/simcuda_tests
 LCUDA_SRC  := $(wildcard tests/legacy-cuda/*.c)
 LCUDA_BIN  := $(patsubst tests/legacy-cuda/%.c,$(B)/tests/legacy-cuda/%,$(LCUDA_SRC))
 RCUDA_BIN  := $(B)/tests/reach-cuda/cudart_lookup $(B)/tests/reach-cuda/dlopen_handle \
-              $(B)/tests/reach-cuda/direct_link
+              $(B)/tests/reach-cuda/direct_link $(B)/tests/reach-cuda/dlclose_held $(B)/tests/reach-cuda/hip_and_cuda
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so \
               $(patsubst bench/cuda/%.c,$(B)/bench/cuda/%,$(wildcard bench/cuda/*.c))

@@ -19,6 +19,8 @@
 #include "runtime.h"
 #include "streams.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
@@ -54,8 +56,23 @@ static sp_range *settled_containing(uintptr_t p)
 
 /* ---- register ------------------------------------------------------------ */
 
+/* At the first registration the runtime above the driver (a static cudart)
+ * has registered its exit handler, which destroys the context: an atexit
+ * handler registered now runs before it, so the exit drain releases while
+ * the driver still works (the H200 answered CUDA_ERROR_DEINITIALIZED to
+ * releases drained after it). */
+static void add_exit_drain(void) { atexit(sp_exit_drain_early); }
+
+static void drain_before_runtime_exit(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, add_exit_drain);
+}
+
 /* Lock held. An identical live range nests; RELEASING: revived or waited
- * for. Returns 1 with *ret set when the call is answered, 0 to register. */
+ * for. Returns 1 with *ret set when the call is answered, 0 to register,
+ * 2 when the memory overlaps another runtime's range (HIP on another
+ * device): two drivers each pin it, as bare, so the call passes through. */
 static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const char *name,
                           sp_site **site, sp_CUresult *ret)
 {
@@ -67,7 +84,9 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
             sp_lock_wait();
             continue;
         }
-        int same = r->base == base && r->size == size && r->flags == flags && r->rt == SP_RT_CUDA;
+        if (r->rt != SP_RT_CUDA)
+            return 2; /* another runtime's registration: its driver, not CUDA's */
+        int same = r->base == base && r->size == size && r->flags == flags;
         if (r->state == SP_RANGE_LIVE) {
             if (same) {
                 r->nest++;
@@ -141,10 +160,16 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     sp_CUresult ret;
 
     sp_lock();
-    if (settle_overlap(base, size, flags, name, &site, &ret)) {
+    int settled = settle_overlap(base, size, flags, name, &site, &ret);
+    if (settled) {
         sp_unlock();
         sp_site_free(site);
-        return ret;
+        if (settled == 1)
+            return ret;
+        sp_log(SP_LOG_INFO, "info",
+               "%s(%p, %zu): memory another runtime registered; passed through, not tracked", name,
+               p, size);
+        return real(p, size, flags);
     }
     sp_range *r = sp_reg_insert(base, size, flags, dev);
     if (!r) {
@@ -185,6 +210,8 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     }
     sp_lock_broadcast();
     sp_unlock();
+    if (e == SP_CUDA_SUCCESS && !foreign)
+        drain_before_runtime_exit();
     return e;
 }
 

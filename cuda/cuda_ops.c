@@ -103,6 +103,7 @@ const sp_rt_ops sp_cuda_ops = {
     .null_stream = SP_CU_STREAM_LEGACY,
     .device_wide_unregister = 1,
     .err_not_registered = SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+    .err_gone = SP_CUDA_ERROR_DEINITIALIZED,
     .present = cu_present,
     .record = cu_record,
     .event_query = cu_event_query,

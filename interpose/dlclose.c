@@ -3,6 +3,7 @@
  * and a reload.
  */
 #include "internal.h"
+#include "cuda_real.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -45,13 +46,16 @@ typedef struct instance {
     char name[PATH_MAX];
     struct link_map *lm;
     uintptr_t addr;
+    Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
 } instance;
 
-static void note_instance(instance *in, struct link_map *lm)
+static void note_instance(instance *in, struct link_map *lm, void *handle)
 {
     snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
     in->lm = lm;
     in->addr = lm->l_addr;
+    if (dlinfo(handle, RTLD_DI_LMID, &in->ns) != 0)
+        in->ns = LM_ID_BASE;
 }
 
 /* After a dlclose of the runtime: if that instance is gone, forget it. */
@@ -59,7 +63,7 @@ static void forget_if_unloaded(const instance *in)
 {
     struct link_map *now = NULL;
     int same = 0;
-    void *h = dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD);
+    void *h = dlmopen(in->ns, in->name, RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
         same = dlinfo(h, RTLD_DI_LINKMAP, &now) == 0 && now == in->lm && now->l_addr == in->addr;
         real_dlclose()(h);
@@ -107,20 +111,50 @@ void sp_backend_fork_child(void)
     hold = NULL;
 }
 
+/* The CUDA driver safepin calls stays loaded for the life of the process:
+ * sp_cu's slots are filled once and never cleared (a shim may be reading
+ * one at any time), and held releases run long after the program's last
+ * driver call. So the program's dlclose of that driver leaves it mapped
+ * through a reference of safepin's own, taken once; the program's own
+ * reference is dropped as it asked. 1 if handle is that driver. */
+static int keep_cuda_driver(void *handle)
+{
+    static void *keep; /* guarded by sp_lock */
+    void *fn = (void *)sp_cu.cuMemHostUnregister;
+    struct link_map *hm = NULL, *cm = NULL;
+    Dl_info di;
+    if (!fn || !dladdr1(fn, &di, (void **)&cm, RTLD_DL_LINKMAP) || !cm ||
+        dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != cm) {
+        (void)dlerror();
+        return 0;
+    }
+    Lmid_t ns = LM_ID_BASE; /* a driver dlmopen()ed: the reference in its namespace */
+    if (dlinfo(handle, RTLD_DI_LMID, &ns) != 0)
+        ns = LM_ID_BASE;
+    sp_lock();
+    if (!keep)
+        keep = dlmopen(ns, cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    sp_unlock();
+    (void)dlerror();
+    return 1;
+}
+
 int sp_dlclose(void *handle)
 {
     dlclose_fn real = real_dlclose();
     if (!real)
         return -1;
+    if (handle && keep_cuda_driver(handle))
+        return real(handle);
     struct link_map *hm = NULL, *rm = NULL;
     if (!handle || !(rm = runtime_map()) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
         return real(handle); /* (which sets what dlerror() says) */
     /* The program closes the runtime safepin uses. */
     instance in;
-    note_instance(&in, rm);
+    note_instance(&in, rm, handle);
     sp_lock();
     if (!hold && sp_reaper_busy()) {
-        hold = dlopen(in.name, RTLD_LAZY | RTLD_NOLOAD);
+        hold = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
         if (hold) {
             held = in;
             sp_reaper_when_idle(drop_hold);

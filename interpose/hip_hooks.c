@@ -3,6 +3,7 @@
  * attribute queries, streams, capture and host functions.
  */
 #include "internal.h"
+#include "runtime.h"
 
 #include <string.h>
 
@@ -76,7 +77,9 @@ static hipError_t check_register_args(void *p, size_t size, unsigned int flags)
  * identical live one, refused by another live one, reviving an identical
  * pending one, or waiting for a pending release. Lock held (released while
  * waiting). Returns 0 once nothing overlaps (the caller inserts), else 1
- * with *e the answer; *site_kept says whether a range took site. */
+ * with *e the answer; *site_kept says whether a range took site. 2: the
+ * memory overlaps a CUDA range (another driver pins it too, as bare): the
+ * call passes through untracked. */
 static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *site,
                            hipError_t *e, int *site_kept)
 {
@@ -89,6 +92,8 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
             sp_lock_wait();
             continue;
         }
+        if (r->rt != SP_RT_HIP)
+            return 2; /* the CUDA driver's registration: HIP's is its own */
         int same = r->base == base && r->size == size && r->flags == flags;
         if (r->state == SP_RANGE_LIVE && same) {
             r->nest++;
@@ -207,6 +212,12 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     if (!site_kept)
         sp_site_free(site);
 
+    if (settled == 2) {
+        sp_log(SP_LOG_INFO, "info",
+               "hipHostRegister(%p, %zu): memory the CUDA driver registered; passed through, "
+               "not tracked", p, size);
+        return sp_real.hipHostRegister(p, size, flags);
+    }
     if (settled)
         return e;
     if (r)
@@ -242,8 +253,8 @@ hipError_t sp_host_unregister(void *p)
         }
         break;
     }
-    if (!r) {
-        /* Not ours: the runtime answers (it may hold registrations safepin
+    if (!r || r->rt != SP_RT_HIP) {
+        /* Not ours (or the CUDA driver's): the runtime answers (it may hold registrations safepin
          * never saw, or have no device at all); its error passes through. */
         int dbl = sp_reaper_recently_released(base);
         uint64_t tok = sp_reg_op_begin(base, 1);

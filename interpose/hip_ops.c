@@ -104,6 +104,7 @@ const sp_rt_ops sp_hip_ops = {
     .null_stream = NULL,
     .device_wide_unregister = 0,
     .err_not_registered = (int)hipErrorHostMemoryNotRegistered,
+    .err_gone = -1,
     .present = hip_present,
     .record = hip_record,
     .event_query = hip_event_query,

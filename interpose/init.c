@@ -162,6 +162,8 @@ __attribute__((destructor)) static void sp_exit_drain(void)
     sp_reaper_exit_drain(sp_opt.drain_timeout_ms, sp_tls_in_hostfn > 0, &drain_end);
 }
 
+void sp_exit_drain_early(void) { sp_exit_drain(); }
+
 void sp_at_exit(int status, void *arg)
 {
     (void)arg;

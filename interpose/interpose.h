@@ -48,6 +48,11 @@ int sp_dlclose(void *handle);
 /* Fork child: forget the reference safepin held (see real.c). */
 void sp_backend_fork_child(void);
 
+/* The exit drain, from an atexit handler registered once a runtime is in
+ * use (cuda/): it then runs before the exit handlers the runtime registered
+ * later (a static cudart's tears the context down). Idempotent. */
+void sp_exit_drain_early(void);
+
 /* End of run (registered with on_exit): drain, leaks, summary, report,
  * strict mode's exit status. */
 void sp_at_exit(int status, void *arg);

@@ -669,7 +669,7 @@ static void complete_release(sp_range *r)
     uint64_t done = sp_now_ns();
     sp_lock();
     sp_reg_op_end(tok);
-    if (e != 0 && e != o->err_not_registered) {
+    if (e != 0 && e != o->err_not_registered && e != o->err_gone) {
         /* The runtime may still pin it: keep the memory alive and the range
          * registered (LIVE, its nest 1); a later unregister tries again,
          * exit reports it as a leak. */
@@ -686,7 +686,12 @@ static void complete_release(sp_range *r)
         sp_lock_broadcast();
         return;
     }
-    if (e != 0)
+    if (e != 0 && e == o->err_gone)
+        sp_log(SP_LOG_INFO, "exit",
+               "real %s(0x%lx) in a release: the runtime was already torn down (%d); the "
+               "registration went with it",
+               o->unregister_name, (unsigned long)base, e);
+    else if (e != 0)
         sp_diag(SP_RUNTIME_ERROR, r,
                 "real %s(0x%lx) in a release returned %d (the runtime no longer "
                 "had it)",

@@ -30,6 +30,10 @@ typedef struct sp_rt_ops {
      * is busy (reaper/hold.c). */
     int device_wide_unregister;
     int err_not_registered;       /* the code for memory the runtime has not registered */
+    /* The code of a runtime torn down (CUDA_ERROR_DEINITIALIZED: a static
+     * cudart's exit handler ran first), -1 if none: nothing is left to
+     * wait for or release there. */
+    int err_gone;
     int (*present)(void);         /* 1 once the runtime is loaded and in use */
     /* A marker: create an event and record it on s. 0, or the error. */
     int (*record)(void *s, void **ev);

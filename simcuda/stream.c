@@ -6,8 +6,8 @@
  * forms); CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name them always. The
  * legacy stream waits for blocking and per-thread streams, never for
  * CU_STREAM_NON_BLOCKING ones (simhip's null-stream rules). Work on it
- * while a blocking stream of the device captures returns 906 (the capture
- * goes on).
+ * while a blocking stream of the device captures returns 906 and
+ * invalidates a global capture (as the H200 does).
  */
 #include "sc_internal.h"
 
@@ -53,8 +53,13 @@ CUresult sc_implicit_check(hipStream_t hs)
     int dev = sh_current_device();
     pthread_mutex_lock(&sh_dev_lock);
     for (struct sh_stream *s = sh_streams; s; s = s->next_all)
-        if (s->capture && s->blocking && !s->is_null && s->device == dev)
+        if (s->capture && s->blocking && !s->is_null && s->device == dev) {
             e = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+            /* The H200 also invalidates a global capture there, whatever
+             * the calling thread's mode (tests/gpu/RESULTS.md). */
+            if (s->capture->mode == hipStreamCaptureModeGlobal)
+                s->capture->invalidated = true;
+        }
     pthread_mutex_unlock(&sh_dev_lock);
     return e;
 }

@@ -8,10 +8,10 @@
 #include "registry.h"
 #include "runtime.h"
 
-#include <time.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* An event several owners wait on (pre-capture events, tail markers). */
@@ -62,6 +62,8 @@ typedef struct mark {
     void *s;
     void *ev;                /* own event (MK_NULL, MK_STREAM), NULL: idle */
     shared_ev *sh;           /* MK_SHARED */
+    int avoid;               /* MK_NULL of CUDA: a blocking stream of the context
+                                captures; the legacy stream is not touched */
 } mark;
 
 struct sp_marks {
@@ -626,6 +628,21 @@ static sp_marks *marks_alloc(size_t cap)
     return m;
 }
 
+/* Lock held. 1 if CUDA's legacy stream of place must not be touched: a
+ * blocking stream of that context (or one of unknown flags) captures. On
+ * the H200 a marker recorded there answers 906 *and* invalidates a global
+ * capture, relaxed mode or not; even a query is not risked. */
+static int legacy_unsafe(int rt, void *place)
+{
+    if (rt != SP_RT_CUDA)
+        return 0;
+    for (stream_ent *e = S.streams; e; e = e->next)
+        if (e->rt == rt && e->capturing && (e->place == place || !e->place) &&
+            (!(e->flags & hipStreamNonBlocking) || e->foreign))
+            return 1;
+    return 0;
+}
+
 sp_marks *sp_marks_take(void)
 {
     while (S.n_unsettled > 0)
@@ -646,9 +663,10 @@ sp_marks *sp_marks_take(void)
     m->incomplete = 0;
     m->n_capturing = S.n_capturing;
     for (int d = 0; d < ndev; d++)
-        m->m[m->n++] = (mark){MK_NULL, SP_RT_HIP, (void *)(intptr_t)d, sp_hip_ops.null_stream, NULL, NULL};
+        m->m[m->n++] = (mark){MK_NULL, SP_RT_HIP, (void *)(intptr_t)d, sp_hip_ops.null_stream, NULL, NULL, 0};
     for (int c = 0; c < nctx; c++)
-        m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, S.ctxs[c], sp_cuda_ops.null_stream, NULL, NULL};
+        m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, S.ctxs[c], sp_cuda_ops.null_stream, NULL, NULL,
+                              legacy_unsafe(SP_RT_CUDA, S.ctxs[c])};
     for (stream_ent *e = S.streams; e; e = e->next) {
         if (e->capturing) {
             m->saw_capture = 1;
@@ -657,17 +675,17 @@ sp_marks *sp_marks_take(void)
                 continue;
             if (e->pre) {
                 e->pre->refs++;
-                m->m[m->n++] = (mark){MK_SHARED, e->rt, e->place, NULL, NULL, e->pre};
+                m->m[m->n++] = (mark){MK_SHARED, e->rt, e->place, NULL, NULL, e->pre, 0};
             } else {
                 m->incomplete = 1;
             }
         } else if (e->flags & hipStreamNonBlocking) {
-            m->m[m->n++] = (mark){MK_STREAM, e->rt, e->place, e->s, NULL, NULL};
+            m->m[m->n++] = (mark){MK_STREAM, e->rt, e->place, e->s, NULL, NULL, 0};
         }
     }
     for (shared_ev *o = S.orphans; o; o = o->next) {
         o->refs++;
-        m->m[m->n++] = (mark){MK_SHARED, o->rt, o->place, NULL, NULL, o};
+        m->m[m->n++] = (mark){MK_SHARED, o->rt, o->place, NULL, NULL, o, 0};
     }
     S.marking++;
     return m;
@@ -684,6 +702,10 @@ int sp_marks_record(sp_marks *m)
         if (k->kind == MK_SHARED)
             continue;
         const sp_rt_ops *o = sp_rt(k->rt);
+        if (k->avoid) {
+            refused = 1; /* wait for the capture to end */
+            continue;
+        }
         /* HIP: one device needs no switching; CUDA: always the context
          * (the reaper thread has none of its own). */
         if (k->rt == SP_RT_CUDA || m->ndev > 1)
@@ -701,7 +723,7 @@ int sp_marks_record(sp_marks *m)
             refused = 1;
         } else {
             int e = o->stream_sync(k->s);
-            if (e != 0) {
+            if (e != 0 && e != o->err_gone) { /* gone: nothing left to wait for */
                 sp_diag(SP_RUNTIME_ERROR, NULL,
                         "no release marker could be recorded on %s stream %p, and synchronizing "
                         "it returned %d",
@@ -746,21 +768,27 @@ int sp_marks_done(sp_marks *m)
     return done;
 }
 
-/* hipEventSynchronize failed: the marker may still be pending, and
- * returning now would release (or let an ordered unregister return) before
- * the device is done. Ask hipEventQuery until it says done or fails too
- * (then nothing can tell, and the caller's own fallbacks apply). */
-#define SP_NOT_READY 600 /* hipErrorNotReady and CUDA_ERROR_NOT_READY alike */
-static int poll_event(int rt, void *ev)
+/* The marker's synchronize failed: the wait must still happen (a release,
+ * or an ordered unregister, never goes early). Poll the event (600 is "not
+ * ready" in HIP and CUDA alike); if the runtime cannot answer for it either,
+ * synchronize the marker's stream in its place (the null stream is per
+ * device). */
+#define SP_NOT_READY 600
+static int wait_marker_otherwise(const mark *k, void *ev)
 {
-    unsigned us = 20;
+    const sp_rt_ops *o = sp_rt(k->rt);
     int e;
-    while ((e = sp_rt(rt)->event_query(ev)) == SP_NOT_READY) {
-        struct timespec ts = {0, (long)us * 1000};
-        nanosleep(&ts, NULL);
-        if (us < 1000)
-            us *= 2;
-    }
+    while ((e = o->event_query(ev)) == SP_NOT_READY)
+        usleep(50);
+    if (e == 0 || k->kind == MK_SHARED)
+        return e;
+    /* (A CUDA marker's context is current already: sp_marks_wait.) */
+    place_state here;
+    memset(&here, 0, sizeof(here));
+    if (k->place && k->rt != SP_RT_CUDA)
+        go_to(k->rt, &here, k->place);
+    e = o->stream_sync(k->s);
+    go_back(k->rt, &here);
     return e;
 }
 
@@ -776,10 +804,11 @@ void sp_marks_wait(sp_marks *m)
             continue;
         go_to_cuda(k->rt, &ps, k->place);
         int e = sp_rt(k->rt)->event_sync(ev);
-        if (e != 0) {
-            sp_diag(SP_RUNTIME_ERROR, NULL, "synchronizing a %s release marker returned %d",
+        if (e != 0 && e != sp_rt(k->rt)->err_gone) {
+            sp_diag(SP_RUNTIME_ERROR, NULL,
+                    "synchronizing a %s release marker returned %d: waiting by other means",
                     sp_rt(k->rt)->name, e);
-            e = poll_event(k->rt, ev);
+            e = wait_marker_otherwise(k, ev);
         }
         if (e == 0 && k->kind == MK_SHARED)
             __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
@@ -896,15 +925,16 @@ int sp_streams_idle(int rt)
     size_t n = 0;
     if (rt == SP_RT_CUDA)
         for (int c = 0; c < S.nctx; c++)
-            v[n++] = (mark){MK_NULL, rt, S.ctxs[c], o->null_stream, NULL, NULL};
+            v[n++] = (mark){MK_NULL, rt, S.ctxs[c], o->null_stream, NULL, NULL,
+                            legacy_unsafe(rt, S.ctxs[c])};
     else
         for (int d = 0; d < (S.ndev > 0 ? S.ndev : 1); d++)
-            v[n++] = (mark){MK_NULL, rt, (void *)(intptr_t)d, o->null_stream, NULL, NULL};
+            v[n++] = (mark){MK_NULL, rt, (void *)(intptr_t)d, o->null_stream, NULL, NULL, 0};
     /* Every stream, blocking ones too: a query of the null stream does not
      * say whether a blocking stream still runs. */
     for (stream_ent *e = S.streams; e && n < cap; e = e->next)
         if (e->rt == rt && !e->capturing && !e->retiring)
-            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL};
+            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0};
     S.marking++;
     int ndev = S.ndev;
     sp_unlock();
@@ -913,6 +943,10 @@ int sp_streams_idle(int rt)
     place_state ps;
     memset(&ps, 0, sizeof(ps));
     for (size_t i = 0; i < n && idle; i++) {
+        if (v[i].avoid) {
+            idle = 0; /* a capture is open there: not idle, not asked */
+            break;
+        }
         if (rt == SP_RT_CUDA || ndev > 1)
             go_to(rt, &ps, v[i].place);
         if (o->stream_query(v[i].s) != 0)

@@ -80,6 +80,18 @@ for pers in current legacy; do
     done
 done
 
+# dlclose of a runtime loaded with dlmopen into a namespace of its own,
+# releases pending (tests/reach/dlmopen_close.c).
+NSCLOSE=$BUILD/tests/reach/dlmopen_close
+for pers in current legacy; do
+    for pre in "" "$LIB"; do
+        name="dlclose of a dlmopen()ed runtime [$([ -n "$pre" ] && echo "safepin strict" || echo "no safepin"), $pers]"
+        run "$pers" "$pre" "" "$NSCLOSE"
+        why=$(why_bad)
+        if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | head -20 | sed 's/^/# /'; fi
+    done
+done
+
 # A thread cancelled while its register waits for a pending release (async
 # unregister: the release is still pending when the worker registers)
 # leaves no lock held, and its register completes (tests/legacy/cancel_in_wait.c).

@@ -33,11 +33,11 @@ register:1              hipHostRegister_2                            -          
 stream_create:1         hipStreamCreate_2                            -              yes
 hostfn:1                hipStreamAddCallback_999                     -              yes
 unregister:1            hipHostUnregister_0                          runtime-error  no
-event_sync:1+           hipHostUnregister_0                          runtime-error  no
-event_create:1+         hipHostUnregister_0                          -              no
-event_record:1+         hipHostUnregister_0                          -              no
-event_create:2          hipHostUnregister_0                          -              no
-event_record:2          hipHostUnregister_0                          -              no
+event_sync:1+           hipHostUnregister_0|visible                          runtime-error  no
+event_create:1+         hipHostUnregister_0|visible                          -              no
+event_record:1+         hipHostUnregister_0|visible                          -              no
+event_create:2          hipHostUnregister_0|visible                          -              no
+event_record:2          hipHostUnregister_0|visible                          -              no
 register:0.5,unregister:0.5,event_create:0.3,event_record:0.3,event_sync:0.3,stream_create:0.5,hostfn:0.5 - any any
 '
 BAD='Memory access fault by GPU|simhip: runtime abort|simhip: deadlock|bytes lost'

@@ -5,7 +5,9 @@
  *
  * During a global capture CUDA refuses the unregister with 900 and
  * invalidates the other thread's capture: its cuStreamEndCapture returns
- * 901 (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and the graph is lost.
+ * 901 (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and the graph is lost. (Work
+ * still runs on the legacy stream meanwhile: a release marker recorded
+ * there would invalidate the capture as well, 906.)
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +19,12 @@
 static CUcontext ctx;
 static atomic_int capturing, unpinned;
 static CUdeviceptr dev;
+
+static void slow_kernel(void *arg)
+{
+    (void)arg;
+    usleep(300 * 1000);
+}
 
 static void *recorder(void *arg)
 {
@@ -54,6 +62,8 @@ int main(void)
     CHECK(cuMemcpyHtoDAsync_v2(dev, staging, sizeof staging, s));
     CHECK(cuStreamSynchronize(s));
 
+    /* Earlier work still running on the legacy stream (a ring of batches). */
+    CHECK(simcudaLaunchKernel(CU_STREAM_LEGACY, slow_kernel, NULL));
     CUresult end = CUDA_SUCCESS;
     pthread_t t;
     pthread_create(&t, NULL, recorder, &end);

@@ -104,4 +104,36 @@ if grep -q '^got cuNoSuchFunction@12000/0 -> error 500' "$LOGDIR/cudart_lookup.s
 else
     fail "unknown name passes through" "$(grep cuNoSuchFunction "$LOGDIR/cudart_lookup.safepin.log")"
 fi
+# The driver closed (dlclose) with a release held, then the memory unmapped
+# and the process ends: bare it works; safepin must not call unloaded code.
+# "dlmopen": the driver in a namespace of its own.
+for how in dlopen dlmopen; do
+    for mode in native safepin; do
+        pre=""; [ $mode = safepin ] && pre=$LIB
+        log=$LOGDIR/dlclose_held.$how.$mode.log
+        arg=""; [ $how = dlmopen ] && arg=ns
+        timeout -k 5 30 env LD_LIBRARY_PATH="$BUILD/simcuda" ${pre:+LD_PRELOAD="$pre"} SAFEPIN_OPTIONS=log=warn \
+            "$BIN/dlclose_held" $arg >"$log" 2>&1
+        RC=$?
+        if [ "$RC" -eq 0 ] && grep -q '^OK$' "$log"; then
+            pass "dlclose of the driver ($how) with a held release, $mode"
+        else
+            fail "dlclose of the driver ($how) with a held release, $mode" "exit $RC: $(tail -n 1 "$log")"
+        fi
+    done
+done
+# HIP and CUDA in one process, the same memory registered with each driver:
+# bare every call succeeds, and so it must under safepin.
+for mode in native safepin; do
+    pre=""; [ $mode = safepin ] && pre=$LIB
+    log=$LOGDIR/hip_and_cuda.$mode.log
+    timeout -k 5 30 env LD_LIBRARY_PATH="$BUILD/simcuda:$BUILD/simhip" ${pre:+LD_PRELOAD="$pre"} \
+        SAFEPIN_OPTIONS=log=warn "$BIN/hip_and_cuda" >"$log" 2>&1
+    RC=$?
+    if [ "$RC" -eq 0 ] && grep -q '^OK$' "$log"; then
+        pass "HIP and CUDA register the same memory, $mode"
+    else
+        fail "HIP and CUDA register the same memory, $mode" "exit $RC: $(grep -v ' = 0$' "$log" | head -n 1)"
+    fi
+done
 [ "$NFAIL" -eq 0 ]
