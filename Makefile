@@ -251,14 +251,14 @@ $(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(B)/bench/%: bench/%.c bench/bench.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
+$(B)/bench/%: bench/%.c bench/bench.h tests/common/bench_common.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimhip -Itests/common $< -o $@ $(LDFLAGS) $(REAL_HIP) -lm
 
 # CUDA rows: driver-API programs on simcuda.
-$(B)/bench/cuda/%: bench/cuda/%.c bench/cuda/cu_bench.h $(SC_LIB)
+$(B)/bench/cuda/%: bench/cuda/%.c bench/cuda/cu_bench.h tests/common/bench_common.h $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl -pthread
+	$(call say,CC,$<)$(CC) $(CFLAGS) -O2 -Isimcuda -Itests/common $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl -pthread
 
 $(B)/bench/libfloor.so: bench/floor/floor.c
 	@mkdir -p $(dir $@)
