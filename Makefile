@@ -170,6 +170,17 @@ $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h 
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
+# The stand-in for NVIDIA's shared runtime, and the program linked with it.
+LCUDA_RT := $(B)/tests/legacy-cuda/rt/libcudart.so.13
+$(LCUDA_RT): tests/legacy-cuda/rt/minirt.c tests/legacy-cuda/rt/minirt.h simcuda/simcuda.h simcuda/cuda_min.h
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ -Wl,-soname,libcudart.so.13 $(LDFLAGS) -ldl
+
+$(B)/tests/legacy-cuda/unreg_in_callback_rt: tests/legacy-cuda/unreg_in_callback_rt.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_RT) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda -Itests/legacy-cuda/rt $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_RT)) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
 	@mkdir -p $(dir $@)

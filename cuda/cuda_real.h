@@ -54,6 +54,8 @@ void *sp_cuda_shim_for(const char *name);
  * " (cudaHostUnregister)" when that came from NVIDIA's shared runtime
  * library, else "" (static cudart cannot be told from the program). */
 extern __thread void *sp_cu_caller;
+/* Set while a hook runs for NVIDIA's runtime's own entry (cudart.c). */
+extern __thread int sp_cu_via_runtime;
 const char *sp_cu_entry(const char *runtime_call);
 
 /* The calling thread's current context (NULL: none or no driver). */

@@ -206,23 +206,19 @@ SP_EXPORT sp_CUresult cuDevicePrimaryCtxRelease_v2(sp_CUdevice d)
     SP_NOCANCEL(sp_cu_primary_ctx_end(SP_CU_REAL(cuDevicePrimaryCtxRelease_v2), d, 0));
 }
 
-/* Not wrapped in SP_NOCANCEL: NVIDIA's runtime calls it before each of its
- * calls, and it is no cancellation point. */
-SP_EXPORT sp_CUresult cuCtxGetCurrent(sp_CUcontext *pctx) { return sp_cu_ctx_get_current(pctx); }
-
-SP_EXPORT sp_CUresult cuCtxGetApiVersion(sp_CUcontext ctx, unsigned int *version)
+/* NVIDIA's shared runtime's entry (cudart.c). Its return is a cudaError_t. */
+SP_EXPORT int cudaHostUnregister(void *p)
 {
-    return sp_cu_ctx_get_api_version(ctx, version);
-}
-
-SP_EXPORT sp_CUresult cuCtxGetDevice(sp_CUdevice *d)
-{
-    return sp_cu_ctx_get_device(SP_CU_REAL(cuCtxGetDevice), d);
-}
-
-SP_EXPORT sp_CUresult cuCtxGetDevice_v2(sp_CUdevice *d, sp_CUcontext ctx)
-{
-    return sp_cu_ctx_get_device_v2(d, ctx);
+    void *caller = __builtin_return_address(0);
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    sp_tls_in_hook++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int e = sp_cudart_host_unregister(p, caller);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sp_tls_in_hook--;
+    pthread_setcancelstate(old, NULL);
+    return e;
 }
 
 /* 11030: four arguments. */
@@ -246,11 +242,13 @@ void *sp_cuda_shim_for(const char *name)
         void *fn;
     } shims[] = {
 #define SP_CU_HOOK(n) {#n, (void *)n},
+#define SP_CU_RT(n) SP_CU_HOOK(n)
 #define SP_CU_CALL(n)
 #define SP_CU(kind, ret, name, params) SP_CU_##kind(name)
 #include "cuda_real.inc"
 #undef SP_CU
 #undef SP_CU_CALL
+#undef SP_CU_RT
 #undef SP_CU_HOOK
     };
     if (!name || name[0] != 'c' || name[1] != 'u')
