@@ -418,7 +418,14 @@ $(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h 
 	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
 
-gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS)
+# The same with NVIDIA's shared runtime, where safepin reaches cudaHostUnregister
+# itself (cuda/cudart.c); the static runtime's call is out of a preload's reach.
+GPU_LEGACY_SHARED := $(GB)/legacy-shared/unreg_in_callback
+$(GB)/legacy-shared/%: $(GB)/legacy/%
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$@)$(NVCC) -cudart shared -o $@ $<.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
+
+gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS) $(GPU_LEGACY_SHARED)
 
 gpu-test:
 	@$(GT)/have-gpu gpu-test || exit 0; \
