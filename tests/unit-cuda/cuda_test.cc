@@ -334,6 +334,26 @@ TEST_F(CudaFace, RuntimeUnregisterInAHostFunctionIsDeferred)
     munmap(q, page());
 }
 
+// The driver refuses cuStreamDestroy in a host function and the stream
+// lives on: the same answer under safepin, and the stream keeps working.
+TEST_F(CudaFace, StreamDestroyInAHostFunctionIsTheDriversAnswer)
+{
+    sp_CUstream s = stream();
+    static sp_CUstream victim;
+    static std::atomic<int> bare{-1}, hooked{-1};
+    victim = stream();
+    auto fn = [](void *) {
+        bare = sp_cu.cuStreamDestroy_v2(victim);
+        hooked = sp_cu_stream_destroy(sp_cu.cuStreamDestroy_v2, victim);
+    };
+    ASSERT_EQ(sp_cu_launch_host_func(sp_cu.cuLaunchHostFunc, s, fn, nullptr), SP_CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
+    EXPECT_NE(bare.load(), SP_CUDA_SUCCESS);
+    EXPECT_EQ(hooked.load(), bare.load());
+    EXPECT_EQ(cuStreamQuery((CUstream)victim), CUDA_SUCCESS);
+    EXPECT_EQ(sp_cu_stream_destroy(sp_cu.cuStreamDestroy_v2, victim), SP_CUDA_SUCCESS);
+}
+
 TEST_F(CudaFace, ContextDestroySettlesItsPendingReleases)
 {
     opts("hold=auto:unregister=async:hold_max_ms=0");
