@@ -103,7 +103,7 @@ const char *sp_cu_entry(const char *runtime_call)
 {
     static __thread char buf[64];
     Dl_info di;
-    if (!sp_cu_caller || !dladdr(sp_cu_caller, &di) || !di.dli_fname ||
+    if (!runtime_call || !sp_cu_caller || !dladdr(sp_cu_caller, &di) || !di.dli_fname ||
         !strstr(di.dli_fname, "libcudart"))
         return "";
     snprintf(buf, sizeof(buf), " (%s)", runtime_call);
