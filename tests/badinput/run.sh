@@ -127,6 +127,28 @@ for c in $cases; do
         fi
     done
 done
-echo "# badinput: $N runs ($(wc -w <<<"$cases") cases x $(wc -w <<<"$PERSONALITIES") personalities): $((NDOC + NAPI)) with a code and a diagnostic ($NDOC safepin's documented answer and its diagnostic, $NAPI the runtime's or kernel's answer unchanged with an api-error line), $NPASS with no error to report (a success or a probe's answer, unchanged, no line); $F failed"
+NRUNS=$N
+# api-error is no violation: strict mode's status and violations_total
+# ignore it, the report's codes count it; api_errors=0 turns it off.
+c=stream_destroy_destroyed log=$LOGDIR/$c.strict report=$LOGDIR/$c.report.json
+rm -f "$report"
+{ timeout -k 5 30 env SIMHIP_DEVICES=2 LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB \
+    SAFEPIN_OPTIONS=backtrace=0:strict=1:report=$report "$BIN" $c >"$log" 2>"$log.err"; RC=$?; } 2>/dev/null
+why=
+if [ "$RC" -ne 0 ]; then why="strict=1 exits $RC"
+elif ! grep -q "safepin: api-error: hipStreamDestroy(" "$log.err"; then why="no api-error line"
+elif ! grep -q '"api-error": 1[,}]' "$report"; then why="the report does not count it"
+elif ! grep -q '"violations_total": 0,' "$report"; then why="counted as a violation"
+fi
+if [ -z "$why" ]; then ok "api-error under strict=1: exit 0, counted in the report's codes, no violation"
+else no "api-error under strict=1" "$why"; fi
+{ timeout -k 5 30 env SIMHIP_DEVICES=2 LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB \
+    SAFEPIN_OPTIONS=backtrace=0:api_errors=0 "$BIN" $c >"$log" 2>"$log.err"; RC=$?; } 2>/dev/null
+if [ "$RC" -eq 0 ] && ! grep -q "api-error" "$log.err" && grep -q "^rc 400 " "$log"; then
+    ok "api_errors=0: the same answer, no line"
+else
+    no "api_errors=0" "exit $RC: $(grep -m1 api-error "$log.err")"
+fi
+echo "# badinput: $NRUNS runs ($(wc -w <<<"$cases") cases x $(wc -w <<<"$PERSONALITIES") personalities): $((NDOC + NAPI)) with a code and a diagnostic ($NDOC safepin's documented answer and its diagnostic, $NAPI the runtime's or kernel's answer unchanged with an api-error line), $NPASS with no error to report (a success or a probe's answer, unchanged, no line); $F failed"
 echo "1..$N"
 [ "$F" -eq 0 ]
