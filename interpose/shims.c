@@ -26,9 +26,9 @@
  * half-way would leave that state half-done, and other threads waiting on
  * it forever. A pending cancellation acts at the program's next
  * cancellation point after the hook returns (G9). sp_tls_in_hook marks the
- * thread as inside a hook, for exit() from a signal handler (init.c). */
-/* An error answer the program gets from it passes through, with an
- * api-error line unless safepin said something of its own (api_error.h). */
+ * thread as inside a hook, for exit() from a signal handler (init.c). An
+ * error answer the program gets passes through, with an api-error line
+ * unless safepin said something of its own about the call (api_error.h). */
 #define SP_NOCANCEL(name, args, call)                                          \
     do {                                                                       \
         int old_;                                                              \
