@@ -191,7 +191,7 @@ $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
 
 # The CUDA face's logic on simcuda, without LD_PRELOAD.
-$(UCUDA_BIN): $(UCUDA_SRC) $(CORE_A) $(SC_LIB)
+$(UCUDA_BIN): $(UCUDA_SRC) $(wildcard tests/unit-cuda/*.h) $(CORE_A) $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl

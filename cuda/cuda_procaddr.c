@@ -18,6 +18,7 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "api_error.h"
 #include "diag.h"
 
 #include <dlfcn.h>
@@ -57,6 +58,10 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
 {
     /* No sp_cu_enter: look-ups come before cuInit and must not initialize. */
     sp_CUresult e;
+    /* A name the driver lacks (at that version, cudart's "" probe) is a
+     * look-up's answer, not an api-error; a NULL symbol or output is. */
+    if (sym && pfn)
+        sp_api_probe();
     if (five_args) {
         if (!SP_CU_REAL(cuGetProcAddress_v2))
             return SP_CUDA_ERROR_NOT_INITIALIZED;

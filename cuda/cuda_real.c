@@ -104,6 +104,8 @@ const char *sp_cu_entry(const char *runtime_call)
 {
     static __thread char buf[64];
     Dl_info di;
+    if (!runtime_call)
+        return "";
     if (sp_cu_via_runtime) {
         snprintf(buf, sizeof(buf), " (%s)", runtime_call);
         return buf;

@@ -111,6 +111,10 @@ void sp_diag_runtime_used(int rt);
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* How many diagnostics (any code, printed or not) this thread has counted:
+ * a hook's "did safepin say something of its own about this call". */
+uint64_t sp_diag_thread_count(void);
+
 /* Capture the caller's stack (backtrace option frames); NULL if disabled or
  * out of memory. */
 sp_site *sp_site_capture(void);

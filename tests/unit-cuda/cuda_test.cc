@@ -8,6 +8,7 @@
 #include <thread>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "cu_face.h"
 #include "cuda_hooks.h"
 #include "cuda_real.h"
 #include "diag.h"
@@ -91,14 +92,7 @@ class CudaFace : public ::testing::Test {
     CUcontext ctx = nullptr;
     void SetUp() override
     {
-        sp_init();
-        ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-        CUdevice dev;
-        ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-        ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-        ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-        sp_cu_enter();
-        ASSERT_TRUE(sp_cu_active());
+        ASSERT_NO_FATAL_FAILURE(cu_face_enter(&ctx));
         if (!g_saved_unregister) {
             g_saved_unregister = sp_cu.cuMemHostUnregister;
             sp_cu.cuMemHostUnregister = wrap_unregister;
