@@ -170,11 +170,25 @@ $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h 
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
-# The stand-in for NVIDIA's shared runtime, and the program linked with it.
+# The stand-in for NVIDIA's shared runtime (two majors, each with its version
+# node, as NVIDIA's), a library linked with the older, and the programs.
 LCUDA_RT := $(B)/tests/legacy-cuda/rt/libcudart.so.13
-$(LCUDA_RT): tests/legacy-cuda/rt/minirt.c tests/legacy-cuda/rt/minirt.h simcuda/simcuda.h simcuda/cuda_min.h
+LCUDA_RT12 := $(B)/tests/legacy-cuda/rt/libcudart.so.12
+LCUDA_USER12 := $(B)/tests/legacy-cuda/rt/libuser12.so
+$(B)/tests/legacy-cuda/rt/libcudart.so.%: tests/legacy-cuda/rt/minirt.c tests/legacy-cuda/rt/minirt.h simcuda/simcuda.h simcuda/cuda_min.h
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ -Wl,-soname,libcudart.so.13 $(LDFLAGS) -ldl
+	@printf 'libcudart.so.%s { global: *; };\n' $* >$@.map
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda -DMINIRT_MAJOR=$* $< -o $@ -Wl,-soname,libcudart.so.$* \
+	  -Wl,--version-script=$@.map $(LDFLAGS) -ldl
+
+$(LCUDA_USER12): tests/legacy-cuda/rt/user12.c $(LCUDA_RT12)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda -Itests/legacy-cuda/rt $< -o $@ \
+	  -L$(dir $@) -l:libcudart.so.12 -Wl,-rpath,'$$ORIGIN'
+
+$(B)/tests/legacy-cuda/two_runtimes: tests/legacy-cuda/two_runtimes.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_RT) $(LCUDA_USER12) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda -Itests/legacy-cuda/rt $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_RT)) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/rt' -ldl
 
 $(B)/tests/legacy-cuda/unreg_in_callback_rt: tests/legacy-cuda/unreg_in_callback_rt.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_RT) $(SC_LIB)
 	@mkdir -p $(dir $@)

@@ -16,6 +16,9 @@
  *   - everywhere else it is the runtime's own function, untouched: the one
  *     the calling object's dependencies define (two runtime majors can share
  *     a process, as PyTorch's and CuPy's), else the next one after safepin.
+ *     The calling object is the one the return address lies in: a library
+ *     that tail-calls cudaHostUnregister is taken for its own caller (with
+ *     one runtime loaded, the usual case, that makes no difference).
  * A statically linked runtime (nvcc's default) binds this call inside the
  * executable, where no preload library can see it (README, limits).
  */

@@ -27,6 +27,7 @@ lost_writes_free         lost                 freed-while-registered,!runtime-er
 identical_reregister     already-registered   nested-register,!runtime-error,!api-error
 unreg_in_callback        not-permitted        !runtime-error,!api-error
 unreg_in_callback_rt     not-permitted        !runtime-error,!api-error
+two_runtimes             clean                !runtime-error,!api-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
 capture_unregister       capture-invalidated  !runtime-error,!api-error

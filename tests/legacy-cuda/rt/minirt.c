@@ -1,5 +1,8 @@
 /*
- * minirt.c - the stand-in runtime of minirt.h.
+ * minirt.c - the stand-in runtime of minirt.h. Built as libcudart.so.13 and
+ * (MINIRT_MAJOR=12) libcudart.so.12, each with its own version node as
+ * NVIDIA's are; MINIRT_CALLS counts its cudaHostUnregister calls, so a test
+ * can tell which runtime answered.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -8,6 +11,14 @@
 #include "minirt.h"
 
 typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+#ifndef MINIRT_MAJOR
+#define MINIRT_MAJOR 13
+#endif
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define MINIRT_CALLS CAT(minirt_unregister_calls_, MINIRT_MAJOR)
+int MINIRT_CALLS;
 
 static struct {
     CUresult (*ctx_get)(CUcontext *);
@@ -72,6 +83,7 @@ int cudaHostRegister(void *p, size_t n, unsigned int flags)
 
 int cudaHostUnregister(void *p)
 {
+    __atomic_add_fetch(&MINIRT_CALLS, 1, __ATOMIC_RELAXED);
     int e = enter();
     return e ? e : (int)drv.unreg(p);
 }
