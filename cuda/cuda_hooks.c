@@ -158,7 +158,7 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
         if (!sp_cu.cuCtxGetDevice || sp_cu.cuCtxGetDevice(&dev) != SP_CUDA_SUCCESS)
             dev = 0;
     }
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
     sp_CUresult ret;
 
     sp_lock();
@@ -254,7 +254,7 @@ sp_CUresult sp_cu_host_unregister(void *p)
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     uintptr_t base = (uintptr_t)p;
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
 
     sp_lock();
     sp_range *r = settled_containing(base);

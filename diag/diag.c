@@ -340,12 +340,13 @@ static int first_foreign_frame(void *const *pc, int n)
 
 #define SP_MAX_FRAMES 64
 
-sp_site *sp_site_capture(void)
+/* own: at most this many of safepin's frames stand above the program's. */
+static inline __attribute__((always_inline)) sp_site *capture(int own)
 {
     if (sp_opt.backtrace <= 0)
         return NULL;
     void *pc[SP_MAX_FRAMES + 8];
-    int n = backtrace(pc, (int)sp_opt.backtrace + 8);
+    int n = backtrace(pc, (int)sp_opt.backtrace + own);
     int skip = first_foreign_frame(pc, n);
     int keep = n - skip;
     if (keep > sp_opt.backtrace)
@@ -354,11 +355,15 @@ sp_site *sp_site_capture(void)
     if (!s)
         return NULL;
     s->t_ns = sp_now_ns();
-    s->tid = (pid_t)syscall(SYS_gettid);
+    s->tid = (pid_t)sp_gettid();
     s->n = keep;
     memcpy(s->pc, pc + skip, (size_t)keep * sizeof(void *));
     return s;
 }
+
+/* noinline: the frame counts below hold only if each is a frame of its own. */
+__attribute__((noinline)) sp_site *sp_site_capture(void) { return capture(8); }
+__attribute__((noinline)) sp_site *sp_site_capture_entry(void) { return capture(4); }
 
 void sp_site_free(sp_site *s) { sp_mem_free(s); }
 

@@ -116,8 +116,14 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
 uint64_t sp_diag_thread_count(void);
 
 /* Capture the caller's stack (backtrace option frames); NULL if disabled or
- * out of memory. */
+ * out of memory. Up to 8 of safepin's own frames above the program's are
+ * unwound and dropped. */
 sp_site *sp_site_capture(void);
+/* The same from an entry hook, whose own frames above the program's are
+ * known to be few (the shim, the hook, this function; a sanitizer's
+ * backtrace interceptor): each frame unwound costs, on every register and
+ * unregister, about a microsecond when the unwind tables are cold. */
+sp_site *sp_site_capture_entry(void);
 void sp_site_free(sp_site *s);
 
 /* Release latency sample (unregister call -> real unregister done). */

@@ -195,7 +195,7 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
 
     sp_range *r = NULL;
     uint64_t tok = 0;
@@ -241,7 +241,7 @@ hipError_t sp_host_unregister(void *p)
         return hipErrorInvalidValue;
     }
     uintptr_t base = (uintptr_t)p;
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
 
     sp_lock();
     sp_range *r;

@@ -556,27 +556,36 @@ static int block_involved(uintptr_t p, size_t n)
     return live_in(p, n, 1) || sp_reaper_pending_overlaps(p, n);
 }
 
-__attribute__((noinline)) static void free_slow(void *p)
+/* The filter said "maybe" for the block [p, p+n): look under the lock. */
+__attribute__((noinline)) static void free_slow(void *p, size_t n)
 {
-    if (!sp_lock_held()) {
-        uintptr_t a = (uintptr_t)p;
-        size_t n = malloc_usable_size(p);
-        if (sp_reg_maybe(a, n)) {
-            sp_lock();
-            if (!sp_reg_find_overlap(a, n)) {
-                sp_unlock();
-                real_free(p);
-                return;
-            }
-            claim(a, n, "free", 1);
-            int deferred = sp_reaper_defer_free(p, n, may_wait());
-            sp_unlock();
-            sp_reaper_kick();
-            if (deferred)
-                return;
-        }
+    uintptr_t a = (uintptr_t)p;
+    sp_lock();
+    if (!sp_reg_find_overlap(a, n)) {
+        sp_unlock();
+        real_free(p);
+        return;
     }
-    real_free(p);
+    claim(a, n, "free", 1);
+    int deferred = sp_reaper_defer_free(p, n, may_wait());
+    sp_unlock();
+    sp_reaper_kick();
+    if (!deferred)
+        real_free(p);
+}
+
+/* With ranges registered, a free of a block that no range can overlap (the
+ * filter's answer, inline) costs the block's size and two loads of the
+ * filter. Out of line, so that the empty registry's path of sp_free stays a
+ * bare tail call. */
+__attribute__((noinline)) static void free_filtered(void *p)
+{
+    size_t n = malloc_usable_size(p);
+    if (LIKELY(!sp_reg_maybe((uintptr_t)p, n)) || sp_lock_held()) {
+        real_free(p); /* lock held: a free made inside safepin, never ours */
+        return;
+    }
+    free_slow(p, n);
 }
 
 SP_EARLY void sp_free(void *p)
@@ -585,7 +594,7 @@ SP_EARLY void sp_free(void *p)
         real_free(p);
         return;
     }
-    free_slow(p);
+    free_filtered(p);
 }
 
 SP_EARLY void *sp_realloc(void *p, size_t n)

@@ -312,6 +312,7 @@ void sp_reaper_claim(sp_range *r)
     if (r->state == SP_RANGE_LIVE)
         sp_reaper_release(r);
     r->freed = 1;
+    sp_hold_freed(); /* if r is held, its memory is needed now */
 }
 
 static int see_registering(sp_range *r, void *arg)

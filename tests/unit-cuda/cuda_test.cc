@@ -27,12 +27,6 @@ namespace {
 std::atomic<int> g_real_unregister{0};
 sp_CUresult (*g_saved_unregister)(void *);
 
-sp_CUresult wrap_unregister(void *p)
-{
-    g_real_unregister++;
-    return g_saved_unregister(p);
-}
-
 // A kernel that runs until its flag is set.
 struct Gate {
     std::atomic<int> open{0};
@@ -42,6 +36,23 @@ void k_gate(void *arg)
     Gate *g = static_cast<Gate *>(arg);
     while (!g->open.load())
         usleep(200);
+}
+
+// Set by a test: the first real unregister after it starts this gate kernel
+// on this stream, right after the driver returned (the device turns busy
+// between two of the reaper's real unregisters).
+Gate *g_busy_after;
+CUstream g_busy_stream;
+
+sp_CUresult wrap_unregister(void *p)
+{
+    g_real_unregister++;
+    sp_CUresult e = g_saved_unregister(p);
+    if (Gate *g = g_busy_after) {
+        g_busy_after = nullptr;
+        simcudaLaunchKernel(g_busy_stream, k_gate, g);
+    }
+    return e;
 }
 
 size_t page() { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -188,6 +199,111 @@ TEST_F(CudaFace, HeldWhileAnotherStreamIsBusyReleasedWhenIdle)
     EXPECT_FALSE(driver_has(p));
     EXPECT_EQ(g_real_unregister.load(), 1);
     munmap(p, page());
+}
+
+// Held with the device idle at every poll, because the program registers
+// and unregisters between them; released once it stops. (Idle at two polls
+// in a row alone let it go within two polls, 40 ms.)
+TEST_F(CudaFace, HeldWhileTheProgramKeepsRegisteringEvenOnAnIdleDevice)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=20000");
+    char *p = map_pages(1), *q = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(sp_cu_host_unregister(p), SP_CUDA_SUCCESS);
+    ASSERT_TRUE(eventually([] {
+        sp_lock();
+        size_t n = sp_hold_bytes_for_tests();
+        sp_unlock();
+        return n > 0;
+    }));
+    for (int i = 0; i < 150; i++) { /* 300 ms: 15 polls */
+        ASSERT_EQ(reg(q, page()), SP_CUDA_SUCCESS);
+        ASSERT_EQ(sp_cu_host_unregister(q), SP_CUDA_SUCCESS);
+        usleep(2000);
+    }
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    EXPECT_TRUE(driver_has(p));
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    EXPECT_TRUE(eventually([&] { return state_of(p) == -1 && state_of(q) == -1; }));
+    EXPECT_FALSE(driver_has(p));
+    EXPECT_EQ(g_real_unregister.load(), 2);
+    munmap(p, page());
+    munmap(q, page());
+}
+
+// The program unmapped the memory of a held range (its deferred unmap waits
+// for the release): the memory is needed, so the hold lets that range go
+// even on a busy device, as for a thread waiting for the release.
+TEST_F(CudaFace, HeldRangeGoesWhenTheProgramUnmapsItsMemory)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=200000");
+    Gate busy;
+    char *p = held_page(busy);
+    usleep(300 * 1000);
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    ASSERT_EQ(sp_munmap(p, page()), 0);
+    EXPECT_TRUE(eventually([] { return lock_held(); })); /* in the real unregister */
+    busy.open = 1;
+    EXPECT_TRUE(eventually([&] { return state_of(p) == -1; }));
+    EXPECT_EQ(g_real_unregister.load(), 1);
+}
+
+// Unregistered, then freed before its markers completed: never held.
+TEST_F(CudaFace, FreedRangeIsNotHeld)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=10000000");
+    Gate busy;
+    CUstream s = (CUstream)stream();
+    char *p = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(simcudaLaunchKernel(s, k_gate, &busy), CUDA_SUCCESS); /* markers wait for it */
+    ASSERT_EQ(sp_cu_host_unregister(p), SP_CUDA_SUCCESS);
+    ASSERT_EQ(sp_munmap(p, page()), 0);
+    usleep(50 * 1000);
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    busy.open = 1;
+    // No idle poll before 10 s: a release before then did not wait for one.
+    EXPECT_TRUE(eventually([&] { return state_of(p) == -1; }, 5000));
+    EXPECT_EQ(g_real_unregister.load(), 1);
+}
+
+// Held releases leave one at a time, the device asked before each: when it
+// turns busy after the first real unregister, the others stay held (each
+// would wait for that kernel under the driver lock) until it is idle again.
+TEST_F(CudaFace, HeldReleasesGoOneAtATimeWhileTheDeviceStaysIdle)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=20000");
+    Gate busy;
+    g_busy_stream = (CUstream)stream();
+    char *p = map_pages(3);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(reg(p + i * page(), page()), SP_CUDA_SUCCESS);
+        ASSERT_EQ(sp_cu_host_unregister(p + i * page()), SP_CUDA_SUCCESS);
+    }
+    ASSERT_TRUE(eventually([] {
+        sp_lock();
+        size_t n = sp_hold_bytes_for_tests();
+        sp_unlock();
+        return n == 3 * page();
+    }));
+    g_busy_after = &busy;
+    ASSERT_TRUE(eventually([] { return g_real_unregister.load() >= 1; }));
+    usleep(200 * 1000); /* 10 polls, the device busy */
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    int held = 0;
+    for (int i = 0; i < 3; i++)
+        held += state_of(p + i * page()) == SP_RANGE_RELEASING;
+    EXPECT_EQ(held, 2);
+    busy.open = 1;
+    EXPECT_TRUE(eventually([&] {
+        for (int i = 0; i < 3; i++)
+            if (state_of(p + i * page()) != -1)
+                return false;
+        return true;
+    }));
+    EXPECT_EQ(g_real_unregister.load(), 3);
+    munmap(p, 3 * page());
 }
 
 TEST_F(CudaFace, HoldOffReleasesAtOnceEvenOnABusyDevice)
