@@ -195,6 +195,24 @@ $(B)/tests/legacy-cuda/unreg_in_callback_rt: tests/legacy-cuda/unreg_in_callback
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda -Itests/legacy-cuda/rt $< -o $@ \
 	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_RT)) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/rt' -ldl
 
+# A program that loads the runtime RTLD_LOCAL, closes it and loads it again
+# (the other major in between), and one whose own library defines
+# cudaHostUnregister with no runtime loaded.
+LCUDA_NOTRT := $(B)/tests/legacy-cuda/rt/libnotrt.so
+$(LCUDA_NOTRT): tests/legacy-cuda/rt/notrt.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS)
+
+$(B)/tests/legacy-cuda/runtime_reload: tests/legacy-cuda/runtime_reload.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_RT) $(LCUDA_RT12) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
+$(B)/tests/legacy-cuda/foreign_unregister: tests/legacy-cuda/foreign_unregister.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_NOTRT) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_NOTRT)) -l:libnotrt.so -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
 	@mkdir -p $(dir $@)

@@ -92,6 +92,8 @@ void *sp_cuda_dlsym(void *handle, const char *name, void *p)
     void *shim = sp_cuda_shim_for(name);
     if (!shim || shim == p)
         return NULL;
+    if (strcmp(name, "cudaHostUnregister") == 0)
+        sp_cudart_offer(p); /* a runtime the program loaded RTLD_LOCAL */
     sp_cu_complete_from(handle);
     return shim;
 }

@@ -10,33 +10,48 @@
  * function; answering the public ones in safepin's place was tried and is
  * not enough. So, for the shared runtime (nvcc -cudart shared, CuPy,
  * PyTorch):
+ *   - each call goes to the definition the caller meant: the one the
+ *     calling object's dependencies define (two runtime majors can share a
+ *     process, as PyTorch's and CuPy's), else the next one after safepin,
+ *     else the one the program's dlsym on a runtime's handle last answered
+ *     (a runtime loaded RTLD_LOCAL, as ctypes does). The calling object is
+ *     the one the return address lies in: a library that tail-calls
+ *     cudaHostUnregister is taken for its own caller (with one runtime
+ *     loaded, the usual case, that makes no difference);
  *   - inside a host function that safepin runs (the runtime enqueues them
- *     through the hooked cuLaunchHostFunc and cuStreamAddCallback), the call
- *     is safepin's deferred unregister (G8) and never reaches the runtime;
- *   - everywhere else it is the runtime's own function, untouched: the one
- *     the calling object's dependencies define (two runtime majors can share
- *     a process, as PyTorch's and CuPy's), else the next one after safepin.
- *     The calling object is the one the return address lies in: a library
- *     that tail-calls cudaHostUnregister is taken for its own caller (with
- *     one runtime loaded, the usual case, that makes no difference).
+ *     through the hooked cuLaunchHostFunc and cuStreamAddCallback), a call
+ *     meant for NVIDIA's runtime (libcudart.so*) is safepin's deferred
+ *     unregister (G8) and never reaches the runtime; a definition of that
+ *     name in any other object (a mock, a wrapper) is called as it would be
+ *     without safepin.
+ * The definition is looked up afresh on every call, never remembered: the
+ * program may dlclose a runtime and load another object where it was, and a
+ * pointer kept from before would call into that object (the lookup costs
+ * microseconds; the unregister itself waits for the device).
  * A statically linked runtime (nvcc's default) binds this call inside the
  * executable, where no preload library can see it (README, limits).
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "lock.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
-#include <stdint.h>
+#include <link.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
 
 extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 typedef void *(*dlsym_fn)(void *, const char *);
 dlsym_fn sp_real_dlsym(void);
+void *sp_next_symbol(const char *name);
 
 typedef int (*unreg_fn)(void *);
 
 enum { CUDA_ERROR_INITIALIZATION = 3 }; /* cudaErrorInitializationError */
+
+static const char NAME[] = "cudaHostUnregister";
 
 static int ours(void *fn)
 {
@@ -45,61 +60,84 @@ static int ours(void *fn)
            a.dli_fbase == b.dli_fbase;
 }
 
-/* The definition the object at base (named path) sees among its own
- * dependencies, or NULL. dlopen with RTLD_NOLOAD only finds what is loaded. */
-static unreg_fn of_object(const char *path)
+/* The definition that the loaded object named path sees among its own
+ * dependencies, or NULL (also when path is not loaded now: RTLD_NOLOAD). */
+static unreg_fn in_scope_of(const char *path)
 {
     dlsym_fn real_dlsym = sp_real_dlsym();
     void *h = path && path[0] && real_dlsym ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     if (!h)
         return NULL;
-    void *fn = real_dlsym(h, "cudaHostUnregister");
+    void *fn = real_dlsym(h, NAME);
     dlclose(h);
     return ours(fn) ? NULL : (unreg_fn)fn;
 }
 
-/* The runtime function the caller meant, remembered per calling object. */
-static unreg_fn real_for(void *caller)
+/* The runtime whose handle the program's dlsym last asked for this name
+ * (sp_cudart_offer), by path: looked up again at each use, so a runtime
+ * closed since is never called. Guarded by sp_lock. */
+static char offered[PATH_MAX];
+
+void sp_cudart_offer(void *fn)
 {
-    enum { SLOTS = 8 };
-    static struct {
-        void *base;
-        unreg_fn fn;
-    } seen[SLOTS];
-    static unsigned next;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     Dl_info di;
-    if (!caller || !dladdr(caller, &di))
-        di.dli_fbase = NULL, di.dli_fname = NULL;
-    pthread_mutex_lock(&mu);
-    for (unsigned i = 0; i < SLOTS; i++)
-        if (seen[i].fn && seen[i].base == di.dli_fbase) {
-            unreg_fn fn = seen[i].fn;
-            pthread_mutex_unlock(&mu);
-            return fn;
-        }
-    pthread_mutex_unlock(&mu);
-    unreg_fn fn = of_object(di.dli_fname);
+    if (!fn || ours(fn) || !dladdr(fn, &di) || !di.dli_fname || !di.dli_fname[0] ||
+        strlen(di.dli_fname) >= sizeof(offered))
+        return;
+    sp_lock();
+    snprintf(offered, sizeof(offered), "%s", di.dli_fname);
+    sp_unlock();
+}
+
+static unreg_fn of_offered(void)
+{
+    char path[PATH_MAX];
+    sp_lock();
+    snprintf(path, sizeof(path), "%s", offered);
+    sp_unlock();
+    return in_scope_of(path);
+}
+
+/* The definition the caller meant, or NULL. The executable's own scope is
+ * the global one, where safepin comes first: the next one after it. */
+static unreg_fn target_for(void *caller)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    unreg_fn fn = NULL;
+    if (caller && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name)
+        fn = in_scope_of(lm->l_name);
+    if (!fn) {
+        void *next = sp_next_symbol(NAME);
+        fn = ours(next) ? NULL : (unreg_fn)next;
+    }
     if (!fn)
-        fn = (unreg_fn)SP_CU_REAL(cudaHostUnregister);
-    if (!fn || ours((void *)fn))
-        return NULL;
-    pthread_mutex_lock(&mu);
-    seen[next % SLOTS].base = di.dli_fbase;
-    seen[next % SLOTS].fn = fn;
-    next++;
-    pthread_mutex_unlock(&mu);
+        fn = of_offered();
+    (void)dlerror(); /* the program's dlerror() answers for its own calls only */
     return fn;
+}
+
+/* 1 if fn is NVIDIA's shared runtime's (its file is libcudart.so*). */
+static int is_nvidia_runtime(unreg_fn fn)
+{
+    Dl_info di;
+    if (!dladdr((void *)fn, &di) || !di.dli_fname)
+        return 0;
+    const char *base = strrchr(di.dli_fname, '/');
+    base = base ? base + 1 : di.dli_fname;
+    return strncmp(base, "libcudart.so", strlen("libcudart.so")) == 0;
 }
 
 int sp_cudart_host_unregister(void *p, void *caller)
 {
-    if (sp_tls_in_hostfn && sp_cu_active()) {
+    unreg_fn real = target_for(caller);
+    if (!real)
+        return CUDA_ERROR_INITIALIZATION;
+    if (sp_tls_in_hostfn && sp_cu_active() && is_nvidia_runtime(real)) {
         sp_cu_via_runtime = 1;
         sp_CUresult e = sp_cu_host_unregister(p);
         sp_cu_via_runtime = 0;
         return (int)e; /* the runtime's codes equal the driver's here: 0, 1, 713, 800 */
     }
-    unreg_fn real = real_for(caller);
-    return real ? real(p) : CUDA_ERROR_INITIALIZATION;
+    return real(p);
 }

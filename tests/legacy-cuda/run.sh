@@ -28,6 +28,8 @@ identical_reregister     already-registered   nested-register,!runtime-error,!ap
 unreg_in_callback        not-permitted        !runtime-error,!api-error
 unreg_in_callback_rt     not-permitted        !runtime-error,!api-error
 two_runtimes             clean                !runtime-error,!api-error
+runtime_reload           clean                !runtime-error,!api-error
+foreign_unregister       clean                !runtime-error,!api-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
 capture_unregister       capture-invalidated  !runtime-error,!api-error
