@@ -24,10 +24,10 @@
  *     unregister (G8) and never reaches the runtime; a definition of that
  *     name in any other object (a mock, a wrapper) is called as it would be
  *     without safepin.
- * The definition is looked up afresh on every call, never remembered: the
- * program may dlclose a runtime and load another object where it was, and a
- * pointer kept from before would call into that object (the lookup costs
- * microseconds; the unregister itself waits for the device).
+ * The definition found for a calling object is remembered only while no
+ * object was loaded or unloaded since (the loader's counts): the program may
+ * dlclose a runtime and load another object where it was, and a pointer
+ * kept from before would call into that object.
  * A statically linked runtime (nvcc's default) binds this call inside the
  * executable, where no preload library can see it (README, limits).
  */
@@ -38,6 +38,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +74,16 @@ static unreg_fn in_scope_of(const char *path)
     return ours(fn) ? NULL : (unreg_fn)fn;
 }
 
+/* What look_up answered for each calling object (by load address) since the
+ * loader's counts were gen. Guarded by sp_lock. */
+enum { SLOTS = 8 };
+static struct {
+    void *base;
+    unreg_fn fn;
+} seen[SLOTS];
+static unsigned next_slot;
+static unsigned long long gen[2];
+
 /* The runtime whose handle the program's dlsym last asked for this name
  * (sp_cudart_offer), by path: looked up again at each use, so a runtime
  * closed since is never called. Guarded by sp_lock. */
@@ -86,6 +97,7 @@ void sp_cudart_offer(void *fn)
         return;
     sp_lock();
     snprintf(offered, sizeof(offered), "%s", di.dli_fname);
+    memset(seen, 0, sizeof(seen)); /* look_up may answer otherwise now */
     sp_unlock();
 }
 
@@ -98,15 +110,11 @@ static unreg_fn of_offered(void)
     return in_scope_of(path);
 }
 
-/* The definition the caller meant, or NULL. The executable's own scope is
- * the global one, where safepin comes first: the next one after it. */
-static unreg_fn target_for(void *caller)
+/* The definition the object lm meant, or NULL. The executable's own scope
+ * is the global one, where safepin comes first: the next one after it. */
+static unreg_fn look_up(struct link_map *lm)
 {
-    Dl_info di;
-    struct link_map *lm = NULL;
-    unreg_fn fn = NULL;
-    if (caller && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name)
-        fn = in_scope_of(lm->l_name);
+    unreg_fn fn = lm && lm->l_name ? in_scope_of(lm->l_name) : NULL;
     if (!fn) {
         void *next = sp_next_symbol(NAME);
         fn = ours(next) ? NULL : (unreg_fn)next;
@@ -114,6 +122,51 @@ static unreg_fn target_for(void *caller)
     if (!fn)
         fn = of_offered();
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
+    return fn;
+}
+
+/* The loader's counts of objects loaded and unloaded so far. */
+static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1; /* the first object says it */
+}
+
+/* The definition the caller meant, or NULL. */
+static unreg_fn target_for(void *caller)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    unsigned long long now[2] = {0, 0};
+    if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP))
+        di.dli_fbase = NULL, lm = NULL;
+    dl_iterate_phdr(count_objects, now);
+    unreg_fn fn = NULL;
+    sp_lock();
+    if (now[0] != gen[0] || now[1] != gen[1] || !now[0]) {
+        memset(seen, 0, sizeof(seen));
+        gen[0] = now[0], gen[1] = now[1];
+    }
+    for (unsigned i = 0; i < SLOTS && !fn; i++)
+        if (seen[i].fn && seen[i].base == di.dli_fbase)
+            fn = seen[i].fn;
+    sp_unlock();
+    if (fn)
+        return fn;
+    fn = look_up(lm);
+    if (!fn)
+        return NULL;
+    sp_lock();
+    if (now[0] == gen[0] && now[1] == gen[1]) {
+        seen[next_slot % SLOTS].base = di.dli_fbase;
+        seen[next_slot % SLOTS].fn = fn;
+        next_slot++;
+    }
+    sp_unlock();
     return fn;
 }
 
