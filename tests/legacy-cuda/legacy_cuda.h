@@ -10,6 +10,7 @@
 #ifndef LEGACY_CUDA_H
 #define LEGACY_CUDA_H
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,24 @@ static inline const char *lc_name(CUresult e)
 
 /* A driver call that must succeed: on failure name it, its error, exit 1. */
 #define CHECK(call) CHECK_AS(CUresult, CUDA_SUCCESS, lc_name, call)
+
+/* dlopen of a stand-in library in rt/ beside the program, by its full path:
+ * a bare name would be searched from whoever calls the loader (a sanitizer
+ * runtime's dlopen interceptor has no RUNPATH, and the system's own
+ * libcudart may answer). */
+static inline void *lc_dlopen_rt(const char *name, int mode)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n <= 0)
+        return NULL;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (!slash || snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "rt/%s", name) >=
+                      (int)(sizeof(path) - (size_t)(slash + 1 - path)))
+        return NULL;
+    return dlopen(path, mode);
+}
 
 /* cuInit, the primary context of device 0 made current. */
 static inline CUcontext lc_init(void)

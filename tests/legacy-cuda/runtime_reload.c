@@ -28,7 +28,7 @@ static void *need(void *h, const char *name)
 /* Load the runtime, pin and unpin a through it; 1 if that load answered. */
 static int round_trip(void **handle, char *a)
 {
-    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+    void *h = lc_dlopen_rt("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "dlopen libcudart.so.13: %s\n", dlerror());
         exit(2);
@@ -59,7 +59,7 @@ int main(void)
         return 2;
     }
     /* Another library where the runtime was (the loader reuses the space). */
-    void *other = dlopen("libcudart.so.12", RTLD_NOW | RTLD_LOCAL);
+    void *other = lc_dlopen_rt("libcudart.so.12", RTLD_NOW | RTLD_LOCAL);
     if (!other) {
         fprintf(stderr, "dlopen libcudart.so.12: %s\n", dlerror());
         return 2;

@@ -26,7 +26,7 @@ static int *counter(void *h, const char *name)
 int main(void)
 {
     lc_init();
-    void *user = dlopen("libuser12.so", RTLD_NOW | RTLD_LOCAL);
+    void *user = lc_dlopen_rt("libuser12.so", RTLD_NOW | RTLD_LOCAL);
     void *rt12 = dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD);
     void *rt13 = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
     int (*user_unregister)(void *) = user ? (int (*)(void *))dlsym(user, "user12_unregister") : NULL;
