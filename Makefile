@@ -213,6 +213,18 @@ $(B)/tests/legacy-cuda/foreign_unregister: tests/legacy-cuda/foreign_unregister.
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
 	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_NOTRT)) -l:libnotrt.so -Wl,-rpath,'$$ORIGIN/rt' -ldl
 
+# A program linked with a wrapper of cudaHostUnregister ahead of the runtime.
+LCUDA_WRAP := $(B)/tests/legacy-cuda/rt/libwrap.so
+$(LCUDA_WRAP): tests/legacy-cuda/rt/wrap.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS) -ldl
+
+$(B)/tests/legacy-cuda/wrapper_forward: tests/legacy-cuda/wrapper_forward.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_WRAP) $(LCUDA_RT) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda -Itests/legacy-cuda/rt $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_RT)) -l:libwrap.so -l:libcudart.so.13 \
+	  -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
 	@mkdir -p $(dir $@)

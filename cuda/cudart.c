@@ -17,7 +17,10 @@
  *     (a runtime loaded RTLD_LOCAL, as ctypes does). The calling object is
  *     the one the return address lies in: a library that tail-calls
  *     cudaHostUnregister is taken for its own caller (with one runtime
- *     loaded, the usual case, that makes no difference);
+ *     loaded, the usual case, that makes no difference). Never the caller's
+ *     own definition, nor one this thread is inside already: a wrapper of
+ *     the runtime (an API tracer) that reaches safepin's on its way there
+ *     is not called back;
  *   - inside a host function that safepin runs (the runtime enqueues them
  *     through the hooked cuLaunchHostFunc and cuStreamAddCallback), a call
  *     meant for NVIDIA's runtime (libcudart.so*) is safepin's deferred
@@ -110,17 +113,40 @@ static unreg_fn of_offered(void)
     return in_scope_of(path);
 }
 
-/* The definition the object lm meant, or NULL. The executable's own scope
- * is the global one, where safepin comes first: the next one after it. */
-static unreg_fn look_up(struct link_map *lm)
+/* The definitions this thread is calling through safepin's, innermost
+ * last: a wrapper that defines cudaHostUnregister and reaches safepin's on
+ * its way to the runtime (dlsym(RTLD_NEXT) from a library preloaded before
+ * safepin, or dlsym on the runtime's handle, which hands out safepin's) is
+ * never called back, or each would call the other until the stack ran out.
+ * A wrapper that tail-calls safepin's leaves no return address of its own,
+ * so the calling object alone cannot tell. */
+enum { ACTIVE_MAX = 4 };
+static __thread unreg_fn tls_active[ACTIVE_MAX] __attribute__((tls_model("initial-exec")));
+static __thread int tls_nactive __attribute__((tls_model("initial-exec")));
+
+/* fn, unless this thread is inside it already, or it lies in the calling
+ * object (at base) itself (the wrapper that called). */
+static unreg_fn not_from(unreg_fn fn, void *base)
 {
-    unreg_fn fn = lm && lm->l_name ? in_scope_of(lm->l_name) : NULL;
+    Dl_info di;
+    for (int i = 0; fn && i < tls_nactive && i < ACTIVE_MAX; i++)
+        if (tls_active[i] == fn)
+            return NULL;
+    return fn && base && dladdr((void *)fn, &di) && di.dli_fbase == base ? NULL : fn;
+}
+
+/* The definition the object lm (at base) meant, or NULL. The executable's
+ * own scope is the global one, where safepin comes first: the next one
+ * after it. */
+static unreg_fn look_up(struct link_map *lm, void *base)
+{
+    unreg_fn fn = lm && lm->l_name ? not_from(in_scope_of(lm->l_name), base) : NULL;
     if (!fn) {
         void *next = sp_next_symbol(NAME);
-        fn = ours(next) ? NULL : (unreg_fn)next;
+        fn = ours(next) ? NULL : not_from((unreg_fn)next, base);
     }
     if (!fn)
-        fn = of_offered();
+        fn = not_from(of_offered(), base);
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
     return fn;
 }
@@ -144,6 +170,8 @@ static unreg_fn target_for(void *caller)
     unsigned long long now[2] = {0, 0};
     if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP))
         di.dli_fbase = NULL, lm = NULL;
+    if (tls_nactive > 0)
+        return look_up(lm, di.dli_fbase); /* the answer depends on the wrappers active */
     dl_iterate_phdr(count_objects, now);
     unreg_fn fn = NULL;
     sp_lock();
@@ -157,7 +185,7 @@ static unreg_fn target_for(void *caller)
     sp_unlock();
     if (fn)
         return fn;
-    fn = look_up(lm);
+    fn = look_up(lm, di.dli_fbase);
     if (!fn)
         return NULL;
     sp_lock();
@@ -192,5 +220,10 @@ int sp_cudart_host_unregister(void *p, void *caller)
         sp_cu_via_runtime = 0;
         return (int)e; /* the runtime's codes equal the driver's here: 0, 1, 713, 800 */
     }
-    return real(p);
+    int depth = tls_nactive++;
+    if (depth < ACTIVE_MAX)
+        tls_active[depth] = real;
+    int e = real(p);
+    tls_nactive--;
+    return e;
 }
