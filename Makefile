@@ -208,7 +208,7 @@ $(B)/tests/legacy-cuda/runtime_reload: tests/legacy-cuda/runtime_reload.c tests/
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
 	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/rt' -ldl
 
-$(B)/tests/legacy-cuda/foreign_unregister: tests/legacy-cuda/foreign_unregister.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_NOTRT) $(SC_LIB)
+$(B)/tests/legacy-cuda/foreign_unregister $(B)/tests/legacy-cuda/fork_unregister: $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_NOTRT) $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
 	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_NOTRT)) -l:libnotrt.so -Wl,-rpath,'$$ORIGIN/rt' -ldl

@@ -47,6 +47,9 @@ sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g);
 int sp_cudart_host_unregister(void *p, void *caller);
 /* The program's dlsym(handle, "cudaHostUnregister") answered fn (cudart.c). */
 void sp_cudart_offer(void *fn);
+/* An object may be unloaded (the dlclose hook, before and after): forget
+ * which definition each call site reached (cudart.c). */
+void sp_cudart_forget(void);
 sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud);
 sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
                                void *ud, unsigned int flags);

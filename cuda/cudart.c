@@ -27,15 +27,15 @@
  *     unregister (G8) and never reaches the runtime; a definition of that
  *     name in any other object (a mock, a wrapper) is called as it would be
  *     without safepin.
- * The definition found for a calling object is remembered only while no
- * object was loaded or unloaded since (the loader's counts): the program may
- * dlclose a runtime and load another object where it was, and a pointer
- * kept from before would call into that object.
+ * The definition found for a call site is remembered until the next
+ * dlclose: the program may dlclose a runtime and load another object where
+ * it was, and a pointer kept from before would call into that object.
  * A statically linked runtime (nvcc's default) binds this call inside the
  * executable, where no preload library can see it (README, limits).
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "backend.h"
 #include "lock.h"
 
 #include <dlfcn.h>
@@ -73,19 +73,10 @@ static unreg_fn in_scope_of(const char *path)
     if (!h)
         return NULL;
     void *fn = real_dlsym(h, NAME);
-    dlclose(h);
+    static void *real_dlclose;
+    ((int (*)(void *))sp_glibc_fn(&real_dlclose, "dlclose"))(h); /* not the hook: no forget */
     return ours(fn) ? NULL : (unreg_fn)fn;
 }
-
-/* What look_up answered for each calling object (by load address) since the
- * loader's counts were gen. Guarded by sp_lock. */
-enum { SLOTS = 8 };
-static struct {
-    void *base;
-    unreg_fn fn;
-} seen[SLOTS];
-static unsigned next_slot;
-static unsigned long long gen[2];
 
 /* The runtime whose handle the program's dlsym last asked for this name
  * (sp_cudart_offer), by path: looked up again at each use, so a runtime
@@ -100,8 +91,8 @@ void sp_cudart_offer(void *fn)
         return;
     sp_lock();
     snprintf(offered, sizeof(offered), "%s", di.dli_fname);
-    memset(seen, 0, sizeof(seen)); /* look_up may answer otherwise now */
     sp_unlock();
+    sp_cudart_forget(); /* look_up may answer otherwise now */
 }
 
 static unreg_fn of_offered(void)
@@ -151,70 +142,86 @@ static unreg_fn look_up(struct link_map *lm, void *base)
     return fn;
 }
 
-/* The loader's counts of objects loaded and unloaded so far. */
-static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    unsigned long long *c = arg;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
-        c[0] = info->dlpi_adds;
-        c[1] = info->dlpi_subs;
-    }
-    return 1; /* the first object says it */
-}
-
-/* The definition the caller meant, or NULL. */
-static unreg_fn target_for(void *caller)
-{
-    Dl_info di;
-    struct link_map *lm = NULL;
-    unsigned long long now[2] = {0, 0};
-    if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP))
-        di.dli_fbase = NULL, lm = NULL;
-    if (tls_nactive > 0)
-        return look_up(lm, di.dli_fbase); /* the answer depends on the wrappers active */
-    dl_iterate_phdr(count_objects, now);
-    unreg_fn fn = NULL;
-    sp_lock();
-    if (now[0] != gen[0] || now[1] != gen[1] || !now[0]) {
-        memset(seen, 0, sizeof(seen));
-        gen[0] = now[0], gen[1] = now[1];
-    }
-    for (unsigned i = 0; i < SLOTS && !fn; i++)
-        if (seen[i].fn && seen[i].base == di.dli_fbase)
-            fn = seen[i].fn;
-    sp_unlock();
-    if (fn)
-        return fn;
-    fn = look_up(lm, di.dli_fbase);
-    if (!fn)
-        return NULL;
-    sp_lock();
-    if (now[0] == gen[0] && now[1] == gen[1]) {
-        seen[next_slot % SLOTS].base = di.dli_fbase;
-        seen[next_slot % SLOTS].fn = fn;
-        next_slot++;
-    }
-    sp_unlock();
-    return fn;
-}
-
 /* 1 if fn is NVIDIA's shared runtime's (its file is libcudart.so*). */
 static int is_nvidia_runtime(unreg_fn fn)
 {
     Dl_info di;
-    if (!dladdr((void *)fn, &di) || !di.dli_fname)
+    if (!fn || !dladdr((void *)fn, &di) || !di.dli_fname)
         return 0;
     const char *base = strrchr(di.dli_fname, '/');
     base = base ? base + 1 : di.dli_fname;
     return strncmp(base, "libcudart.so", strlen("libcudart.so")) == 0;
 }
 
+typedef struct target {
+    unreg_fn fn;
+    int nvidia; /* is_nvidia_runtime(fn) */
+} target;
+
+static target resolve(void *caller)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    if (!caller || !dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP))
+        di.dli_fbase = NULL, lm = NULL;
+    target t = {look_up(lm, di.dli_fbase), 0};
+    t.nvidia = is_nvidia_runtime(t.fn);
+    return t;
+}
+
+/* What resolve answered for each call site (return address) since the
+ * last dlclose (gen, bumped by sp_cudart_forget): a hit makes no call into
+ * the loader, whose lock a forked child may have inherited held (another
+ * thread of the parent was inside it), and a runtime unloaded since is
+ * never called. Guarded by sp_lock, except gen. */
+enum { SLOTS = 16 };
+static struct {
+    void *site;
+    target t;
+} seen[SLOTS];
+static unsigned next_slot, seen_gen;
+static unsigned gen;
+
+void sp_cudart_forget(void) { __atomic_add_fetch(&gen, 1, __ATOMIC_ACQ_REL); }
+
+/* The definition the caller meant (fn NULL: none). */
+static target target_for(void *caller)
+{
+    if (tls_nactive > 0)
+        return resolve(caller); /* the answer depends on the wrappers active */
+    target t = {NULL, 0};
+    unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+    sp_lock();
+    if (seen_gen != g) {
+        memset(seen, 0, sizeof(seen));
+        seen_gen = g;
+    }
+    for (unsigned i = 0; i < SLOTS && !t.fn; i++)
+        if (seen[i].t.fn && seen[i].site == caller)
+            t = seen[i].t;
+    sp_unlock();
+    if (t.fn)
+        return t;
+    t = resolve(caller);
+    if (!t.fn)
+        return t;
+    sp_lock();
+    if (seen_gen == g && __atomic_load_n(&gen, __ATOMIC_ACQUIRE) == g) {
+        seen[next_slot % SLOTS].site = caller;
+        seen[next_slot % SLOTS].t = t;
+        next_slot++;
+    }
+    sp_unlock();
+    return t;
+}
+
 int sp_cudart_host_unregister(void *p, void *caller)
 {
-    unreg_fn real = target_for(caller);
+    target t = target_for(caller);
+    unreg_fn real = t.fn;
     if (!real)
         return CUDA_ERROR_INITIALIZATION;
-    if (sp_tls_in_hostfn && sp_cu_active() && is_nvidia_runtime(real)) {
+    if (sp_tls_in_hostfn && sp_cu_active() && t.nvidia) {
         sp_cu_via_runtime = 1;
         sp_CUresult e = sp_cu_host_unregister(p);
         sp_cu_via_runtime = 0;

@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 #include "cuda_real.h"
+#include "cuda_hooks.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -139,7 +140,19 @@ static int keep_cuda_driver(void *handle)
     return 1;
 }
 
+static int close_handle(void *handle);
+
+/* Every dlclose of the program's: what cudaHostUnregister calls reached is
+ * forgotten before and after, as that object may be unloaded (cudart.c). */
 int sp_dlclose(void *handle)
+{
+    sp_cudart_forget();
+    int rc = close_handle(handle);
+    sp_cudart_forget();
+    return rc;
+}
+
+static int close_handle(void *handle)
 {
     dlclose_fn real = real_dlclose();
     if (!real)
