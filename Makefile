@@ -213,6 +213,17 @@ $(B)/tests/legacy-cuda/foreign_unregister $(B)/tests/legacy-cuda/fork_unregister
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
 	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_NOTRT)) -l:libnotrt.so -Wl,-rpath,'$$ORIGIN/rt' -ldl
 
+# A program linked with a library that calls its own cudaHostUnregister.
+LCUDA_SELF := $(B)/tests/legacy-cuda/rt/libselfcall.so
+$(LCUDA_SELF): tests/legacy-cuda/rt/selfcall.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS)
+
+$(B)/tests/legacy-cuda/self_call: tests/legacy-cuda/self_call.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_SELF) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_SELF)) -l:libselfcall.so -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
 # A program linked with a wrapper of cudaHostUnregister ahead of the runtime.
 LCUDA_WRAP := $(B)/tests/legacy-cuda/rt/libwrap.so
 $(LCUDA_WRAP): tests/legacy-cuda/rt/wrap.c

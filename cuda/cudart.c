@@ -23,10 +23,10 @@
  *     is not called back;
  *   - inside a host function that safepin runs (the runtime enqueues them
  *     through the hooked cuLaunchHostFunc and cuStreamAddCallback), a call
- *     meant for NVIDIA's runtime (libcudart.so*) is safepin's deferred
- *     unregister (G8) and never reaches the runtime; a definition of that
- *     name in any other object (a mock, a wrapper) is called as it would be
- *     without safepin.
+ *     meant for NVIDIA's runtime (libcudart.so*), or for none that safepin
+ *     can find, is safepin's deferred unregister (G8) and never reaches the
+ *     runtime; a definition of that name in any other object (a test
+ *     double, a wrapper) is called as it would be without safepin.
  * The definition found for a call site is remembered until the next
  * dlclose: the program may dlclose a runtime and load another object where
  * it was, and a pointer kept from before would call into that object.
@@ -115,15 +115,29 @@ enum { ACTIVE_MAX = 4 };
 static __thread unreg_fn tls_active[ACTIVE_MAX] __attribute__((tls_model("initial-exec")));
 static __thread int tls_nactive __attribute__((tls_model("initial-exec")));
 
+/* 1 if this thread is inside fn already (through safepin's). */
+static int active(unreg_fn fn)
+{
+    for (int i = 0; i < tls_nactive && i < ACTIVE_MAX; i++)
+        if (tls_active[i] == fn)
+            return 1;
+    return 0;
+}
+
 /* fn, unless this thread is inside it already, or it lies in the calling
- * object (at base) itself (the wrapper that called). */
-static unreg_fn not_from(unreg_fn fn, void *base)
+ * object (at base) itself: the wrapper that called, kept in *own as the last
+ * resort (a library that calls its own definition through safepin's). */
+static unreg_fn not_from(unreg_fn fn, void *base, unreg_fn *own)
 {
     Dl_info di;
-    for (int i = 0; fn && i < tls_nactive && i < ACTIVE_MAX; i++)
-        if (tls_active[i] == fn)
-            return NULL;
-    return fn && base && dladdr((void *)fn, &di) && di.dli_fbase == base ? NULL : fn;
+    if (!fn || active(fn))
+        return NULL;
+    if (base && dladdr((void *)fn, &di) && di.dli_fbase == base) {
+        if (!*own)
+            *own = fn;
+        return NULL;
+    }
+    return fn;
 }
 
 /* The definition the object lm (at base) meant, or NULL. The executable's
@@ -131,13 +145,16 @@ static unreg_fn not_from(unreg_fn fn, void *base)
  * after it. */
 static unreg_fn look_up(struct link_map *lm, void *base)
 {
-    unreg_fn fn = lm && lm->l_name ? not_from(in_scope_of(lm->l_name), base) : NULL;
+    unreg_fn own = NULL;
+    unreg_fn fn = lm && lm->l_name ? not_from(in_scope_of(lm->l_name), base, &own) : NULL;
     if (!fn) {
         void *next = sp_next_symbol(NAME);
-        fn = ours(next) ? NULL : not_from((unreg_fn)next, base);
+        fn = ours(next) ? NULL : not_from((unreg_fn)next, base, &own);
     }
     if (!fn)
-        fn = not_from(of_offered(), base);
+        fn = not_from(of_offered(), base, &own);
+    if (!fn)
+        fn = own;
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
     return fn;
 }
@@ -219,14 +236,14 @@ int sp_cudart_host_unregister(void *p, void *caller)
 {
     target t = target_for(caller);
     unreg_fn real = t.fn;
-    if (!real)
-        return CUDA_ERROR_INITIALIZATION;
-    if (sp_tls_in_hostfn && sp_cu_active() && t.nvidia) {
+    if (sp_tls_in_hostfn && sp_cu_active() && (!real || t.nvidia)) {
         sp_cu_via_runtime = 1;
         sp_CUresult e = sp_cu_host_unregister(p);
         sp_cu_via_runtime = 0;
         return (int)e; /* the runtime's codes equal the driver's here: 0, 1, 713, 800 */
     }
+    if (!real)
+        return CUDA_ERROR_INITIALIZATION;
     int depth = tls_nactive++;
     if (depth < ACTIVE_MAX)
         tls_active[depth] = real;

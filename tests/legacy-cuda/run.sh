@@ -31,6 +31,7 @@ two_runtimes             clean                !runtime-error,!api-error
 runtime_reload           clean                !runtime-error,!api-error
 foreign_unregister       clean                !runtime-error,!api-error
 wrapper_forward          clean                !runtime-error,!api-error
+self_call                clean                !runtime-error,!api-error
 fork_unregister          clean                !runtime-error,!api-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
