@@ -35,15 +35,6 @@
 
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 
-/* glibc's dlvsym@GLIBC_2.34 (or @GLIBC_2.2.5): the one the hook calls.
- * Empty (and the hook passes everything through) on a glibc that has
- * neither version. */
-static void *exact_ptr;
-/* glibc's dlvsym that the export passes through to: the same, or the
- * default version where the exact one is missing. */
-static void *pass_ptr;
-static int resolved;
-
 /* How many objects were loaded at start-up: counted in safepin's
  * constructor, which runs once the program and the libraries it links are
  * all loaded; objects dlopen()ed later come after them in load order. */
@@ -52,29 +43,6 @@ static int startup_objects;
 __attribute__((constructor)) static void count_startup_objects(void)
 {
     __atomic_store_n(&startup_objects, sp_elf_count_objects(), __ATOMIC_RELEASE);
-}
-
-SP_RAW static void resolve(void)
-{
-    if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
-        return;
-    void *exact = sp_glibc_versioned("dlvsym");
-    void *pass = exact ? exact : sp_elf_glibc_sym("dlvsym", NULL);
-    __atomic_store_n(&exact_ptr, exact, __ATOMIC_RELEASE);
-    __atomic_store_n(&pass_ptr, pass, __ATOMIC_RELEASE);
-    __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
-}
-
-SP_RAW void *sp_dlvsym_pass(void)
-{
-    resolve();
-    return __atomic_load_n(&pass_ptr, __ATOMIC_ACQUIRE);
-}
-
-int sp_dlvsym_hooked(void)
-{
-    resolve();
-    return __atomic_load_n(&exact_ptr, __ATOMIC_ACQUIRE) != NULL;
 }
 
 /* Could name be hooked? Only "hip..." and "cu..." names are; checked by
@@ -122,8 +90,7 @@ SP_RAW void *sp_dlvsym_shim(void *handle, const char *name, const char *version,
 {
     if (!maybe_hooked(name) || !version)
         return NULL;
-    resolve();
-    dlvsym_fn real = (dlvsym_fn)__atomic_load_n(&exact_ptr, __ATOMIC_ACQUIRE);
+    dlvsym_fn real = (dlvsym_fn)sp_glibc_dlvsym();
     if (!real || (!sp_shim_for(name) && !sp_cuda_shim_for(name)))
         return NULL;
     void *p = real(handle, name, version);

@@ -27,12 +27,8 @@ void *sp_shim_for(const char *name);
 void *sp_dlsym(void *handle, const char *name, void *caller);
 
 /* dlvsym (dlvsym.c): the shim for a look-up whose answer safepin hooks, or
- * NULL (then glibc's own dlvsym answers the caller: sp_dlvsym_pass, which
- * is NULL only where libc has no dlvsym at all). caller: the return address
- * of the program's dlvsym call. sp_dlvsym_hooked: 0 where libc has no
- * dlvsym@GLIBC_2.34 nor @GLIBC_2.2.5 (every look-up then passes through). */
+ * NULL (then glibc's own dlvsym, sp_dlvsym_pass, answers the caller).
+ * caller: the return address of the program's dlvsym call. */
 void *sp_dlvsym_shim(void *handle, const char *name, const char *version, void *caller);
-void *sp_dlvsym_pass(void);
-int sp_dlvsym_hooked(void);
 
 #endif

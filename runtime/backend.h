@@ -53,6 +53,14 @@ __attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_resolve_real(void);
 __attribute__((visibility("hidden"))) void *sp_glibc_fn(void **slot, const char *name);
 /* glibc's name@GLIBC_2.34, else name@GLIBC_2.2.5, or NULL: not cached. */
 __attribute__((visibility("hidden"))) void *sp_glibc_versioned(const char *name);
+/* glibc's dlvsym: the exact one the dlvsym hook calls (@GLIBC_2.34, else
+ * @GLIBC_2.2.5; NULL if libc has neither: nothing is handed out then), and
+ * the one the export passes through to (that one, else the default
+ * version; NULL only if libc has no dlvsym at all). sp_dlvsym_hooked: 1
+ * when the exact one exists. */
+void *sp_glibc_dlvsym(void);
+void *sp_dlvsym_pass(void);
+int sp_dlvsym_hooked(void);
 void *sp_next_symbol(const char *name);
 
 /* The runtime's entries of the table (every kind but LIBC): the first one

@@ -59,6 +59,37 @@ void *sp_glibc_fn(void **slot, const char *name)
     return f;
 }
 
+/* glibc's dlvsym@GLIBC_2.34 (or @GLIBC_2.2.5): the one the dlvsym hook
+ * calls; NULL (and the hook passes everything through) on a glibc that
+ * has neither version. pass: what the export passes through to, the same
+ * or the default version where the exact one is missing. */
+static void *dlvsym_exact, *dlvsym_pass;
+static int dlvsym_resolved;
+
+__attribute__((no_sanitize_address, no_sanitize("thread"))) static void resolve_dlvsym(void)
+{
+    if (__atomic_load_n(&dlvsym_resolved, __ATOMIC_ACQUIRE))
+        return;
+    void *exact = sp_glibc_versioned("dlvsym");
+    __atomic_store_n(&dlvsym_exact, exact, __ATOMIC_RELEASE);
+    __atomic_store_n(&dlvsym_pass, exact ? exact : sp_elf_glibc_sym("dlvsym", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&dlvsym_resolved, 1, __ATOMIC_RELEASE);
+}
+
+__attribute__((no_sanitize_address, no_sanitize("thread"))) void *sp_glibc_dlvsym(void)
+{
+    resolve_dlvsym();
+    return __atomic_load_n(&dlvsym_exact, __ATOMIC_ACQUIRE);
+}
+
+__attribute__((no_sanitize_address, no_sanitize("thread"))) void *sp_dlvsym_pass(void)
+{
+    resolve_dlvsym();
+    return __atomic_load_n(&dlvsym_pass, __ATOMIC_ACQUIRE);
+}
+
+int sp_dlvsym_hooked(void) { return sp_glibc_dlvsym() != NULL; }
+
 __attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
 dlsym_fn sp_dlsym_resolve_real(void)
 {
