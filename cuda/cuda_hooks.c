@@ -136,6 +136,7 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
                                 unsigned int flags)
 {
     sp_cu_enter();
+    SP_TRACE("%s(%p, %zu, 0x%x)%s", name, p, size, flags, sp_cu_entry("cudaHostRegister"));
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
     if (!p || size == 0) {
@@ -245,6 +246,8 @@ static sp_CUresult unregister_unknown(void *p, sp_site *site)
 sp_CUresult sp_cu_host_unregister(void *p)
 {
     sp_cu_enter();
+    SP_TRACE("cuMemHostUnregister(%p)%s%s", p, sp_cu_entry("cudaHostUnregister"),
+             sp_tls_in_hostfn ? " in a host function" : "");
     if (!p) {
         sp_diag(SP_INVALID_ARGUMENT, NULL, "cuMemHostUnregister(NULL)%s", sp_cu_entry("cudaHostUnregister"));
         return SP_CUDA_ERROR_INVALID_VALUE;

@@ -20,6 +20,7 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "diag.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -67,9 +68,15 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
             return SP_CUDA_ERROR_NOT_INITIALIZED;
         e = sp_cu.cuGetProcAddress(sym, pfn, version, flags);
     }
-    if (e != SP_CUDA_SUCCESS || !sym || !pfn || !*pfn)
+    if (e != SP_CUDA_SUCCESS || !sym || !pfn || !*pfn) {
+        SP_TRACE("cuGetProcAddress%s(\"%s\", %d, flags %lu) = %d", five_args ? "_v2" : "",
+                 sym ? sym : "(null)", version, (unsigned long)flags, (int)e);
         return e;
+    }
     void *shim = shim_for_answer(sym, *pfn, version);
+    SP_TRACE("cuGetProcAddress%s(\"%s\", %d, flags %lu) = %p (%s): %s", five_args ? "_v2" : "", sym,
+             version, (unsigned long)flags, *pfn, symbol_of(*pfn) ? symbol_of(*pfn) : "no symbol",
+             shim ? "safepin's shim" : "passed through");
     if (shim)
         *pfn = shim;
     return e;

@@ -206,6 +206,25 @@ SP_EXPORT sp_CUresult cuDevicePrimaryCtxRelease_v2(sp_CUdevice d)
     SP_NOCANCEL(sp_cu_primary_ctx_end(SP_CU_REAL(cuDevicePrimaryCtxRelease_v2), d, 0));
 }
 
+/* Not wrapped in SP_NOCANCEL: NVIDIA's runtime calls it before each of its
+ * calls, and it is no cancellation point. */
+SP_EXPORT sp_CUresult cuCtxGetCurrent(sp_CUcontext *pctx) { return sp_cu_ctx_get_current(pctx); }
+
+SP_EXPORT sp_CUresult cuCtxGetApiVersion(sp_CUcontext ctx, unsigned int *version)
+{
+    return sp_cu_ctx_get_api_version(ctx, version);
+}
+
+SP_EXPORT sp_CUresult cuCtxGetDevice(sp_CUdevice *d)
+{
+    return sp_cu_ctx_get_device(SP_CU_REAL(cuCtxGetDevice), d);
+}
+
+SP_EXPORT sp_CUresult cuCtxGetDevice_v2(sp_CUdevice *d, sp_CUcontext ctx)
+{
+    return sp_cu_ctx_get_device_v2(d, ctx);
+}
+
 /* 11030: four arguments. */
 SP_EXPORT sp_CUresult cuGetProcAddress(const char *sym, void **pfn, int version, uint64_t flags)
 {
@@ -221,23 +240,18 @@ SP_EXPORT sp_CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int versi
 
 void *sp_cuda_shim_for(const char *name)
 {
+    /* Every HOOK entry of the one list, by its exact name. */
     static const struct {
         const char *name;
         void *fn;
     } shims[] = {
-#define S(n) {#n, (void *)n}
-        S(cuMemHostRegister), S(cuMemHostRegister_v2), S(cuMemHostUnregister), S(cuMemFree_v2),
-        S(cuPointerGetAttribute), S(cuPointerGetAttributes), S(cuMemHostGetDevicePointer_v2),
-        S(cuMemHostGetFlags), S(cuMemcpyHtoDAsync_v2), S(cuMemcpyHtoDAsync_v2_ptsz),
-        S(cuMemcpyDtoHAsync_v2), S(cuMemcpyDtoHAsync_v2_ptsz), S(cuStreamCreate),
-        S(cuStreamCreateWithPriority), S(cuStreamDestroy), S(cuStreamDestroy_v2),
-        S(cuStreamBeginCapture), S(cuStreamBeginCapture_ptsz), S(cuStreamBeginCapture_v2),
-        S(cuStreamBeginCapture_v2_ptsz), S(cuStreamEndCapture), S(cuStreamEndCapture_ptsz),
-        S(cuLaunchHostFunc), S(cuLaunchHostFunc_ptsz), S(cuStreamAddCallback),
-        S(cuStreamAddCallback_ptsz), S(cuCtxDestroy), S(cuCtxDestroy_v2),
-        S(cuDevicePrimaryCtxReset), S(cuDevicePrimaryCtxReset_v2), S(cuDevicePrimaryCtxRelease),
-        S(cuDevicePrimaryCtxRelease_v2), S(cuGetProcAddress), S(cuGetProcAddress_v2),
-#undef S
+#define SP_CU_HOOK(n) {#n, (void *)n},
+#define SP_CU_CALL(n)
+#define SP_CU(kind, ret, name, params) SP_CU_##kind(name)
+#include "cuda_real.inc"
+#undef SP_CU
+#undef SP_CU_CALL
+#undef SP_CU_HOOK
     };
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;

@@ -88,6 +88,15 @@ int sp_fd_move_high(int fd);
 void sp_log(int level, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A "trace" line at log=debug only: what a hook saw and did, for tracing how
+ * a program reaches the runtime. Checks the level before anything else, and
+ * prints nothing before the options are read (look-ups come that early). */
+#define SP_TRACE(...)                                                          \
+    do {                                                                       \
+        if (__builtin_expect(sp_opt.log[0] && sp_opt.log_level >= SP_LOG_DEBUG, 0)) \
+            sp_log(SP_LOG_DEBUG, "trace", __VA_ARGS__);                        \
+    } while (0)
+
 /* Report a diagnostic: counts it, prints it (capped) with the current stack
  * and, when r is given, where r was registered and unregistered/freed. A
  * violation is kept for the report. Never allocates on the print path;

@@ -26,6 +26,7 @@ stale_reuse              stale                freed-while-registered,!runtime-er
 lost_writes_free         lost                 freed-while-registered,!runtime-error
 identical_reregister     already-registered   nested-register,!runtime-error
 unreg_in_callback        not-permitted        !runtime-error
+unreg_in_callback_rt     not-permitted        !runtime-error
 launch_stall             stall                !runtime-error
 unreg_stall              stall                opts=unregister=async;!runtime-error
 capture_unregister       capture-invalidated  !runtime-error

@@ -306,6 +306,65 @@ TEST_F(CudaFace, UnregisterInAHostFunctionIsDeferredNot800)
     munmap(p, page());
 }
 
+// NVIDIA's runtime asks cuCtxGetCurrent before each call and returns its
+// 800 inside a host function; safepin answers the host function's context
+// there (so the runtime reaches the unregister it defers), and nothing else
+// changes: outside host functions the driver's answer, and other driver
+// calls in the host function still get 800.
+TEST_F(CudaFace, CtxGetCurrentInAHostFunctionAnswersItsContext)
+{
+    sp_CUstream s = stream();
+    static std::atomic<int> bare{-1}, hooked{-1}, other{-1}, api_bare{-1}, api{-1}, dev_bare{-1},
+        dev1{-1}, dev2{-1};
+    static sp_CUdevice d1 = -1, d2 = -1;
+    static sp_CUcontext seen;
+    static unsigned int version;
+    auto fn = [](void *) {
+        sp_CUcontext c = nullptr;
+        unsigned int v = 0;
+        bare = sp_cu.cuCtxGetCurrent(&c);
+        hooked = sp_cu_ctx_get_current(&seen);
+        api_bare = sp_cu.cuCtxGetApiVersion(seen, &v);
+        api = sp_cu_ctx_get_api_version(seen, &version);
+        sp_CUdevice d = -1;
+        dev_bare = sp_cu.cuCtxGetDevice(&d);
+        dev1 = sp_cu_ctx_get_device(sp_cu.cuCtxGetDevice, &d1);
+        dev2 = sp_cu_ctx_get_device_v2(&d2, nullptr);
+        other = cuStreamQuery(nullptr);
+    };
+    ASSERT_EQ(sp_cu_launch_host_func(sp_cu.cuLaunchHostFunc, s, fn, nullptr), SP_CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
+    EXPECT_EQ(bare.load(), SP_CUDA_ERROR_NOT_PERMITTED);
+    EXPECT_EQ(hooked.load(), SP_CUDA_SUCCESS);
+    EXPECT_EQ((void *)seen, (void *)ctx);
+    EXPECT_EQ(api_bare.load(), SP_CUDA_ERROR_NOT_PERMITTED);
+    EXPECT_EQ(api.load(), SP_CUDA_SUCCESS);
+    unsigned int outside = 0;
+    EXPECT_EQ(cuCtxGetApiVersion(ctx, &outside), CUDA_SUCCESS);
+    EXPECT_EQ(version, outside);
+    EXPECT_EQ(dev_bare.load(), SP_CUDA_ERROR_NOT_PERMITTED);
+    EXPECT_EQ(dev1.load(), SP_CUDA_SUCCESS);
+    EXPECT_EQ(dev2.load(), SP_CUDA_SUCCESS);
+    CUdevice here = -1;
+    EXPECT_EQ(cuCtxGetDevice(&here), CUDA_SUCCESS);
+    EXPECT_EQ(d1, here);
+    EXPECT_EQ(d2, here);
+    EXPECT_EQ(other.load(), CUDA_ERROR_NOT_PERMITTED);
+    sp_CUcontext c = nullptr;
+    EXPECT_EQ(sp_cu_ctx_get_current(&c), SP_CUDA_SUCCESS);
+    EXPECT_EQ((void *)c, (void *)ctx);
+    // A host function enqueued straight to the driver is not one safepin
+    // runs: the driver's 800 stands.
+    static std::atomic<int> direct{-1};
+    auto fn2 = [](void *) {
+        sp_CUcontext c2 = nullptr;
+        direct = sp_cu_ctx_get_current(&c2);
+    };
+    ASSERT_EQ(cuLaunchHostFunc((CUstream)s, fn2, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
+    EXPECT_EQ(direct.load(), SP_CUDA_ERROR_NOT_PERMITTED);
+}
+
 TEST_F(CudaFace, ContextDestroySettlesItsPendingReleases)
 {
     opts("hold=auto:unregister=async:hold_max_ms=0");
