@@ -148,9 +148,13 @@ __asm__(".text\n"
         ".globl dlvsym\n"
         ".type dlvsym, @function\n"
         "dlvsym:\n"
+        "    .cfi_startproc\n"         /* unwind information: backtraces pass through */
         "    pushq %rdi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
         "    pushq %rsi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
         "    pushq %rdx\n"            /* the stack is 16-byte aligned again */
+        "    .cfi_adjust_cfa_offset 8\n"
         "    movq 24(%rsp), %rcx\n"   /* the caller's return address */
         "    call sp_dlvsym_shim\n"
         "    testq %rax, %rax\n"
@@ -158,12 +162,19 @@ __asm__(".text\n"
         "    call sp_dlvsym_pass\n"
         "    testq %rax, %rax\n"
         "    je 1f\n"
+        "    .cfi_remember_state\n"
         "    popq %rdx\n"
+        "    .cfi_adjust_cfa_offset -8\n"
         "    popq %rsi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
         "    popq %rdi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
         "    jmp *%rax\n"
+        "    .cfi_restore_state\n"
         "1:  addq $24, %rsp\n"
+        "    .cfi_adjust_cfa_offset -24\n"
         "    ret\n"
+        "    .cfi_endproc\n"
         ".size dlvsym, .-dlvsym\n");
 #else
 /* Elsewhere glibc sees safepin as the caller of what is passed through:
