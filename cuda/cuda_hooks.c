@@ -10,6 +10,7 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "api_error.h"
 #include "diag.h"
 #include "interpose.h"
 #include "options.h"
@@ -157,7 +158,7 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
         if (!sp_cu.cuCtxGetDevice || sp_cu.cuCtxGetDevice(&dev) != SP_CUDA_SUCCESS)
             dev = 0;
     }
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
     sp_CUresult ret;
 
     sp_lock();
@@ -253,7 +254,7 @@ sp_CUresult sp_cu_host_unregister(void *p)
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
     uintptr_t base = (uintptr_t)p;
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
 
     sp_lock();
     sp_range *r = settled_containing(base);
@@ -358,6 +359,10 @@ sp_CUresult sp_cu_pointer_get_attribute(void *data, int attr, sp_CUdeviceptr ptr
     sp_cu_enter();
     if (!SP_CU_REAL(cuPointerGetAttribute))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    /* With somewhere to answer, an error says the driver does not know ptr
+     * (or the attribute): programs ask that of any pointer, not an api-error. */
+    if (data)
+        sp_api_probe();
     void *q = query_address((void *)(uintptr_t)ptr);
     sp_CUresult e = sp_cu.cuPointerGetAttribute(data, attr, dptr(q));
     if (q == (void *)&probe_byte && e == SP_CUDA_SUCCESS && data &&
@@ -371,6 +376,8 @@ sp_CUresult sp_cu_pointer_get_attributes(unsigned int n, int *attrs, void **data
     sp_cu_enter();
     if (!SP_CU_REAL(cuPointerGetAttributes))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    if (n && attrs && data)
+        sp_api_probe(); /* as above */
     void *q = query_address((void *)(uintptr_t)ptr);
     sp_CUresult e = sp_cu.cuPointerGetAttributes(n, attrs, data, dptr(q));
     if (q == (void *)&probe_byte && e == SP_CUDA_SUCCESS && attrs && data)
@@ -386,6 +393,9 @@ sp_CUresult sp_cu_host_get_device_pointer(sp_CUdeviceptr *d, void *p, unsigned i
     sp_cu_enter();
     if (!SP_CU_REAL(cuMemHostGetDevicePointer_v2))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    /* As attribute queries: an error answers whether p is registered. */
+    if (d && flags == 0)
+        sp_api_probe();
     return sp_cu.cuMemHostGetDevicePointer_v2(d, query_address(p), flags);
 }
 
@@ -394,6 +404,8 @@ sp_CUresult sp_cu_host_get_flags(unsigned int *flags, void *p)
     sp_cu_enter();
     if (!SP_CU_REAL(cuMemHostGetFlags))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    if (flags)
+        sp_api_probe(); /* as above */
     return sp_cu.cuMemHostGetFlags(flags, query_address(p));
 }
 

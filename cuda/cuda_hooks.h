@@ -43,13 +43,8 @@ sp_CUresult sp_cu_stream_create(sp_CUstream *s, unsigned int flags, int priority
 sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s);
 sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode);
 sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g);
-/* cuCtxGetCurrent, cuCtxGetApiVersion, cuCtxGetDevice(_v2): inside a host function that safepin
- * runs, what the enqueuing thread saw instead of the driver's 800
- * (cuda_streams.c says why). */
-sp_CUresult sp_cu_ctx_get_current(sp_CUcontext *pctx);
-sp_CUresult sp_cu_ctx_get_api_version(sp_CUcontext ctx, unsigned int *version);
-sp_CUresult sp_cu_ctx_get_device(sp_CUresult (*real)(sp_CUdevice *), sp_CUdevice *d);
-sp_CUresult sp_cu_ctx_get_device_v2(sp_CUdevice *d, sp_CUcontext ctx);
+/* cudaHostUnregister (cudart.c); caller: the program's return address. */
+int sp_cudart_host_unregister(void *p, void *caller);
 sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud);
 sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
                                void *ud, unsigned int flags);
@@ -62,7 +57,8 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
 /* dlsym(handle, name) answered p: the shim to hand out instead, or NULL. */
 void *sp_cuda_dlsym(void *handle, const char *name, void *p);
 /* dlvsym(handle, name, version) answered p, the driver's default
- * definition of name: the shim to hand out instead, or NULL. Completes
+ * definition of name: the shim to hand out instead, or NULL (also for the
+ * runtime's cudaHostUnregister, whose shim does not call p). Completes
  * sp_cu from a real handle; no lock, no driver call. */
 void *sp_cuda_dlvsym(void *handle, const char *name, void *p);
 

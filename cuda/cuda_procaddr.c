@@ -20,6 +20,7 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "api_error.h"
 #include "diag.h"
 
 #include <dlfcn.h>
@@ -59,6 +60,10 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
 {
     /* No sp_cu_enter: look-ups come before cuInit and must not initialize. */
     sp_CUresult e;
+    /* A name the driver lacks (at that version, cudart's "" probe) is a
+     * look-up's answer, not an api-error; a NULL symbol or output is. */
+    if (sym && pfn)
+        sp_api_probe();
     if (five_args) {
         if (!SP_CU_REAL(cuGetProcAddress_v2))
             return SP_CUDA_ERROR_NOT_INITIALIZED;
@@ -95,6 +100,12 @@ void *sp_cuda_dlsym(void *handle, const char *name, void *p)
 
 void *sp_cuda_dlvsym(void *handle, const char *name, void *p)
 {
+    /* The runtime's cudaHostUnregister (cudart.c) forwards to the runtime
+     * its caller links, not to p: with two runtimes loaded that could be
+     * another function than the one asked for, so its answer passes
+     * through. Driver names ("cuX...") are handed out. */
+    if (strncmp(name, "cuda", 4) == 0)
+        return NULL;
     void *shim = sp_cuda_shim_for(name);
     if (!shim || shim == p)
         return NULL;

@@ -40,6 +40,11 @@ sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s)
     sp_cu_enter();
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    /* The driver refuses it from a host function (800 on the H200) and the
+     * stream lives on, as safepin's table has it: the same answer (G10),
+     * where HIP's destroy there is deferred. */
+    if (sp_tls_in_hostfn)
+        return real(s);
     if (sp_streams_destroy_rt(SP_RT_CUDA, s)) {
         /* From a host function: the reaper leaves the tail marker and
          * destroys the stream. */

@@ -240,9 +240,16 @@ static size_t prefix(char *buf, size_t n, const char *code)
 
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r);
 
+/* Diagnostics counted on this thread: a hook compares it before and after
+ * the program's call (runtime/api_error.c). */
+static __thread uint64_t tls_diags __attribute__((tls_model("initial-exec")));
+
+uint64_t sp_diag_thread_count(void) { return tls_diags; }
+
 /* Counts one occurrence of c; returns how many there were. */
 static uint64_t count_code(sp_code c)
 {
+    tls_diags++;
     if (code_table[c].violation)
         __atomic_add_fetch(&violations_total, 1, __ATOMIC_RELAXED);
     if (c == SP_RUNTIME_ERROR)
@@ -333,12 +340,13 @@ static int first_foreign_frame(void *const *pc, int n)
 
 #define SP_MAX_FRAMES 64
 
-sp_site *sp_site_capture(void)
+/* own: at most this many of safepin's frames stand above the program's. */
+static inline __attribute__((always_inline)) sp_site *capture(int own)
 {
     if (sp_opt.backtrace <= 0)
         return NULL;
     void *pc[SP_MAX_FRAMES + 8];
-    int n = backtrace(pc, (int)sp_opt.backtrace + 8);
+    int n = backtrace(pc, (int)sp_opt.backtrace + own);
     int skip = first_foreign_frame(pc, n);
     int keep = n - skip;
     if (keep > sp_opt.backtrace)
@@ -347,11 +355,15 @@ sp_site *sp_site_capture(void)
     if (!s)
         return NULL;
     s->t_ns = sp_now_ns();
-    s->tid = (pid_t)syscall(SYS_gettid);
+    s->tid = (pid_t)sp_gettid();
     s->n = keep;
     memcpy(s->pc, pc + skip, (size_t)keep * sizeof(void *));
     return s;
 }
+
+/* noinline: the frame counts below hold only if each is a frame of its own. */
+__attribute__((noinline)) sp_site *sp_site_capture(void) { return capture(8); }
+__attribute__((noinline)) sp_site *sp_site_capture_entry(void) { return capture(4); }
 
 void sp_site_free(sp_site *s) { sp_mem_free(s); }
 

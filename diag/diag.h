@@ -111,9 +111,19 @@ void sp_diag_runtime_used(int rt);
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* How many diagnostics (any code, printed or not) this thread has counted:
+ * a hook's "did safepin say something of its own about this call". */
+uint64_t sp_diag_thread_count(void);
+
 /* Capture the caller's stack (backtrace option frames); NULL if disabled or
- * out of memory. */
+ * out of memory. Up to 8 of safepin's own frames above the program's are
+ * unwound and dropped. */
 sp_site *sp_site_capture(void);
+/* The same from an entry hook, whose own frames above the program's are
+ * known to be few (the shim, the hook, this function; a sanitizer's
+ * backtrace interceptor): each frame unwound costs, on every register and
+ * unregister, about a microsecond when the unwind tables are cold. */
+sp_site *sp_site_capture_entry(void);
 void sp_site_free(sp_site *s);
 
 /* Release latency sample (unregister call -> real unregister done). */

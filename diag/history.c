@@ -42,7 +42,7 @@ void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site)
     /* Written without a lock: a torn entry only garbles a post-mortem line. */
     __atomic_store_n(&e->t_ns, sp_now_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(&e->kind, kind, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    __atomic_store_n(&e->tid, (pid_t)sp_gettid(), __ATOMIC_RELAXED);
     __atomic_store_n(&e->base, base, __ATOMIC_RELAXED);
     __atomic_store_n(&e->size, size, __ATOMIC_RELAXED);
     int n = 0;

@@ -195,7 +195,7 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
 
     sp_range *r = NULL;
     uint64_t tok = 0;
@@ -241,7 +241,7 @@ hipError_t sp_host_unregister(void *p)
         return hipErrorInvalidValue;
     }
     uintptr_t base = (uintptr_t)p;
-    sp_site *site = sp_site_capture();
+    sp_site *site = sp_site_capture_entry();
 
     sp_lock();
     sp_range *r;
@@ -377,6 +377,10 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
     sp_init();
     if (!SP_REAL_HIP(hipPointerGetAttributes))
         return hipErrorNotInitialized;
+    /* With somewhere to answer, an error says the runtime does not know p:
+     * programs ask that of any pointer (PyTorch, CuPy), not an api-error. */
+    if (attr)
+        sp_api_probe();
     if (!attr || !p)
         return sp_real.hipPointerGetAttributes(attr, p);
     sp_lock();
@@ -559,6 +563,9 @@ hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags)
     sp_init();
     if (!SP_REAL_HIP(hipHostGetDevicePointer))
         return hipErrorNotInitialized;
+    /* As attribute queries: an error answers whether p is registered. */
+    if (dev && flags == 0)
+        sp_api_probe();
     return sp_real.hipHostGetDevicePointer(dev, query_address(p), flags);
 }
 
@@ -567,6 +574,8 @@ hipError_t sp_host_get_flags(unsigned int *flags, void *p)
     sp_init();
     if (!SP_REAL_HIP(hipHostGetFlags))
         return hipErrorNotInitialized;
+    if (flags)
+        sp_api_probe(); /* as above */
     return sp_real.hipHostGetFlags(flags, query_address(p));
 }
 

@@ -58,6 +58,7 @@ static void mark_main_thread(void)
  * its main thread. */
 static void fork_child(void)
 {
+    sp_gettid_fork_child();
     sp_lock_fork_child();
     sp_reg_fork_child();
     sp_reaper_fork_child();

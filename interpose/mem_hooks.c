@@ -215,6 +215,33 @@ static int fixed_mmap_refused(uintptr_t a, size_t len, off_t off)
     return misaligned(a) || n == 0 || ((uintptr_t)off & (pagesz() - 1)) || n > ts || a > ts - n;
 }
 
+/* ---- api-error: which refusals are the program's arguments' fault ---------- */
+
+/* The program's own libc call failed with err: 1 if the error lies in its
+ * arguments (an api-error line, api_error.h), 0 if it describes the process
+ * or the system, which correct programs meet and handle. EINVAL, EBADF and
+ * EFAULT name an argument; ENOMEM does only for a range no user address
+ * space holds (a kernel address, a size past the top); other errors (ENOMEM
+ * of a full address space or of a failed growth, EEXIST of
+ * MAP_FIXED_NOREPLACE, EAGAIN, EACCES, ENODEV) do not. Two EINVALs are
+ * probes: madvise of a valid range (an advice this kernel or this mapping
+ * does not support: allocators try MADV_FREE, programs MADV_HUGEPAGE) and
+ * mmap with MAP_HUGETLB (whether huge pages are set up). Never a hook's
+ * error safepin caused: those are its own answers, with their own
+ * diagnostics. */
+int sp_mem_fault(int kind, int err, const void *addr, size_t len, int flags)
+{
+    uintptr_t a = (uintptr_t)addr, ts = task_size();
+    int beyond = a > ts || len > ts - a;
+    if (kind == SP_FAULT_ADVICE && err == EINVAL && !misaligned(a) && !beyond)
+        return 0;
+    if (kind == SP_FAULT_MAP && (flags & MAP_HUGETLB))
+        return 0;
+    if (err == EINVAL || err == EBADF || err == EFAULT)
+        return 1;
+    return err == ENOMEM && beyond;
+}
+
 /* ---- the process's mappings (/proc/self/maps) --------------------------- */
 
 typedef struct vma {
@@ -529,27 +556,36 @@ static int block_involved(uintptr_t p, size_t n)
     return live_in(p, n, 1) || sp_reaper_pending_overlaps(p, n);
 }
 
-__attribute__((noinline)) static void free_slow(void *p)
+/* The filter said "maybe" for the block [p, p+n): look under the lock. */
+__attribute__((noinline)) static void free_slow(void *p, size_t n)
 {
-    if (!sp_lock_held()) {
-        uintptr_t a = (uintptr_t)p;
-        size_t n = malloc_usable_size(p);
-        if (sp_reg_maybe(a, n)) {
-            sp_lock();
-            if (!sp_reg_find_overlap(a, n)) {
-                sp_unlock();
-                real_free(p);
-                return;
-            }
-            claim(a, n, "free", 1);
-            int deferred = sp_reaper_defer_free(p, n, may_wait());
-            sp_unlock();
-            sp_reaper_kick();
-            if (deferred)
-                return;
-        }
+    uintptr_t a = (uintptr_t)p;
+    sp_lock();
+    if (!sp_reg_find_overlap(a, n)) {
+        sp_unlock();
+        real_free(p);
+        return;
     }
-    real_free(p);
+    claim(a, n, "free", 1);
+    int deferred = sp_reaper_defer_free(p, n, may_wait());
+    sp_unlock();
+    sp_reaper_kick();
+    if (!deferred)
+        real_free(p);
+}
+
+/* With ranges registered, a free of a block that no range can overlap (the
+ * filter's answer, inline) costs the block's size and two loads of the
+ * filter. Out of line, so that the empty registry's path of sp_free stays a
+ * bare tail call. */
+__attribute__((noinline)) static void free_filtered(void *p)
+{
+    size_t n = malloc_usable_size(p);
+    if (LIKELY(!sp_reg_maybe((uintptr_t)p, n)) || sp_lock_held()) {
+        real_free(p); /* lock held: a free made inside safepin, never ours */
+        return;
+    }
+    free_slow(p, n);
 }
 
 SP_EARLY void sp_free(void *p)
@@ -558,7 +594,7 @@ SP_EARLY void sp_free(void *p)
         real_free(p);
         return;
     }
-    free_slow(p);
+    free_filtered(p);
 }
 
 SP_EARLY void *sp_realloc(void *p, size_t n)

@@ -7,16 +7,22 @@
  * every thread as badly as the program's call would have. So once a
  * release's markers have completed, the reaper holds it (the range stays
  * RELEASING: unregistered for the program, G4) and makes the real call
- *   - when the device is idle (every stream known to safepin answers its
- *     query, at two polls in a row, hold_poll_us apart), all held
- *     releases in one batch;
- *   - at once when the memory is needed: a thread waits for the release (a
- *     register overlapping it, a fixed mmap over its deferred unmap,
- *     unregister=sync, a context being destroyed, the exit drain), or the
- *     held ranges pin more than hold_max_mb, or one was held hold_max_ms.
- * An identical re-register revives a held range without any real call.
- * hold=auto holds for runtimes whose unregister is device-wide (CUDA);
- * hold=on for every runtime; hold=off never.
+ *   - when the program and the device are quiet (every stream known to
+ *     safepin answers its query at two polls in a row, hold_poll_us apart,
+ *     and the program made no register or unregister call between them):
+ *     one release at a time, the device asked again before each;
+ *   - at once when the memory is needed: its memory was freed or unmapped
+ *     (a deferred free or unmap waits; such a range is never held), a
+ *     thread waits for the release (a register overlapping it, a fixed
+ *     mmap over its deferred unmap, unregister=sync, a context being
+ *     destroyed, the exit drain), or the held ranges pin more than
+ *     hold_max_mb, or one was held hold_max_ms (all of them then).
+ * So it holds at most hold_max_mb of pinned memory (256 MiB by default),
+ * each range at most hold_max_ms (2 s), and never memory the program gave
+ * back. An identical re-register revives a held range without any real
+ * call. hold=auto holds for runtimes whose unregister is device-wide
+ * (CUDA); hold=on for every runtime; hold=off never. The reasons, and the
+ * figures behind them, are in hold.c above sp_hold_take.
  *
  * Everything here is guarded by the registry lock. Callers: reaper.c.
  */
@@ -52,6 +58,10 @@ uint64_t sp_hold_next_poll(void);
 /* Lock held. A thread starts (+1) or stops (-1) waiting for releases: held
  * ones are let go at once while anyone waits. */
 void sp_hold_need(int delta);
+
+/* Lock held. The program freed or unmapped the memory of a range, which may
+ * be held: it goes at the reaper's next pass. */
+void sp_hold_freed(void);
 
 /* Lock held. Bytes held now. */
 size_t sp_hold_bytes(void);

@@ -40,8 +40,8 @@ static unsigned reg_hash_key(const void *keyptr);
 /* ------------------------------------------------------------------------ */
 /* State                                                                    */
 
-#define REGION_SHIFT 21               /* 2 MiB regions for sp_reg_maybe */
-#define SLOT_BITS 16
+#define REGION_SHIFT SP_REG_REGION_SHIFT /* 2 MiB regions for sp_reg_maybe */
+#define SLOT_BITS SP_REG_SLOT_BITS
 #define SLOT_COUNT (1u << SLOT_BITS)
 #define SPAN_MAX_REGIONS 64           /* wider ranges count as "huge" */
 #define QUERY_MAX_REGIONS 4           /* wider queries just answer "maybe" */
@@ -54,10 +54,15 @@ static uint64_t g_next_id;            /* never reset: ids stay increasing */
  * number of ranges is read by every free() (sp_reg_empty, inline): a cache
  * line of its own, never shared with data written on each op. */
 __attribute__((aligned(64))) size_t sp_reg_nranges;
-static atomic_uint g_slots[SLOT_COUNT];
-static atomic_size_t g_huge_n;
-static atomic_uintptr_t g_huge_lo = UINTPTR_MAX;
-static atomic_uintptr_t g_huge_hi;
+/* The filter (registry.h: sp_reg_maybe reads it inline). Plain integers
+ * accessed only through __atomic builtins, so that the header serves C and
+ * C++ alike. */
+__attribute__((aligned(64))) size_t sp_reg_huge_n;
+static uintptr_t g_huge_lo = UINTPTR_MAX;
+static uintptr_t g_huge_hi;
+unsigned sp_reg_slots[SLOT_COUNT];
+#define g_slots sp_reg_slots
+#define g_huge_n sp_reg_huge_n
 
 typedef struct sp_op {
     uintptr_t first, last;            /* inclusive */
@@ -105,9 +110,7 @@ static uintptr_t range_last(const sp_range *r)
 
 static unsigned region_slot(uintptr_t region)
 {
-    uint64_t r = region;
-
-    return (unsigned)((r ^ (r >> SLOT_BITS) ^ (r >> (2 * SLOT_BITS))) & (SLOT_COUNT - 1));
+    return sp_reg_region_slot(region);
 }
 
 /* Lock held. Adds (delta 1) or removes (delta -1) a range from the summary.
@@ -118,24 +121,24 @@ static void summary_update(uintptr_t base, uintptr_t last, int delta)
 
     if (r1 - r0 >= SPAN_MAX_REGIONS) {
         if (delta > 0) {
-            if (base < atomic_load_explicit(&g_huge_lo, memory_order_relaxed))
-                atomic_store_explicit(&g_huge_lo, base, memory_order_relaxed);
-            if (last > atomic_load_explicit(&g_huge_hi, memory_order_relaxed))
-                atomic_store_explicit(&g_huge_hi, last, memory_order_relaxed);
-            atomic_fetch_add_explicit(&g_huge_n, 1, memory_order_relaxed);
-        } else if (atomic_fetch_sub_explicit(&g_huge_n, 1, memory_order_relaxed) == 1) {
+            if (base < __atomic_load_n(&g_huge_lo, __ATOMIC_RELAXED))
+                __atomic_store_n(&g_huge_lo, base, __ATOMIC_RELAXED);
+            if (last > __atomic_load_n(&g_huge_hi, __ATOMIC_RELAXED))
+                __atomic_store_n(&g_huge_hi, last, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&g_huge_n, 1, __ATOMIC_RELAXED);
+        } else if (__atomic_fetch_sub(&g_huge_n, 1, __ATOMIC_RELAXED) == 1) {
             /* The bounds only widen while huge ranges live; shrink them back
              * once none is left. */
-            atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
-            atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
+            __atomic_store_n(&g_huge_lo, UINTPTR_MAX, __ATOMIC_RELAXED);
+            __atomic_store_n(&g_huge_hi, 0, __ATOMIC_RELAXED);
         }
         return;
     }
     for (uintptr_t r = r0;; r++) {
         if (delta > 0)
-            atomic_fetch_add_explicit(&g_slots[region_slot(r)], 1, memory_order_relaxed);
+            __atomic_fetch_add(&g_slots[region_slot(r)], 1, __ATOMIC_RELAXED);
         else
-            atomic_fetch_sub_explicit(&g_slots[region_slot(r)], 1, memory_order_relaxed);
+            __atomic_fetch_sub(&g_slots[region_slot(r)], 1, __ATOMIC_RELAXED);
         if (r == r1)
             break;
     }
@@ -146,14 +149,14 @@ static int maybe_slow(uintptr_t addr, size_t len)
     uintptr_t last = last_byte(addr, len);
     uintptr_t r0 = addr >> REGION_SHIFT, r1 = last >> REGION_SHIFT;
 
-    if (atomic_load_explicit(&g_huge_n, memory_order_relaxed) != 0 &&
-        addr <= atomic_load_explicit(&g_huge_hi, memory_order_relaxed) &&
-        last >= atomic_load_explicit(&g_huge_lo, memory_order_relaxed))
+    if (__atomic_load_n(&g_huge_n, __ATOMIC_RELAXED) != 0 &&
+        addr <= __atomic_load_n(&g_huge_hi, __ATOMIC_RELAXED) &&
+        last >= __atomic_load_n(&g_huge_lo, __ATOMIC_RELAXED))
         return 1;
     if (r1 - r0 >= QUERY_MAX_REGIONS)
         return 1;
     for (uintptr_t r = r0;; r++) {
-        if (atomic_load_explicit(&g_slots[region_slot(r)], memory_order_relaxed) != 0)
+        if (__atomic_load_n(&g_slots[region_slot(r)], __ATOMIC_RELAXED) != 0)
             return 1;
         if (r == r1)
             return 0;
@@ -161,9 +164,9 @@ static int maybe_slow(uintptr_t addr, size_t len)
 }
 
 /* No lock. 0: no range in the registry overlaps [addr, addr+len) (for every
- * change to the registry that happened before this call); 1: maybe. With an
- * empty registry it is one relaxed load and one branch. */
-int sp_reg_maybe(uintptr_t addr, size_t len)
+ * change to the registry that happened before this call); 1: maybe. The
+ * common cases are answered inline by sp_reg_maybe (registry.h). */
+int sp_reg_maybe_slow(uintptr_t addr, size_t len)
 {
     if (__atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED) == 0)
         return 0;
@@ -607,10 +610,10 @@ void sp_reg_op_end(uint64_t token)
 static void filter_clear(void)
 {
     for (unsigned i = 0; i < SLOT_COUNT; i++)
-        atomic_store_explicit(&g_slots[i], 0, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_n, 0, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_lo, UINTPTR_MAX, memory_order_relaxed);
-    atomic_store_explicit(&g_huge_hi, 0, memory_order_relaxed);
+        __atomic_store_n(&g_slots[i], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_huge_n, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_huge_lo, UINTPTR_MAX, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_huge_hi, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
 }
 

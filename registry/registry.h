@@ -78,11 +78,6 @@ static inline void *sp_reg_part(const sp_range *r, size_t off)
     return (void *)(r->part + off);
 }
 
-/* Lock-free filter for the memory hooks: 0 means no range can overlap
- * [addr, addr+len) (one predictable branch when the registry is empty);
- * 1 means "maybe": take the lock and look. Never a false 0. */
-int sp_reg_maybe(uintptr_t addr, size_t len);
-
 /* Number of ranges (live + releasing). Lock held. */
 size_t sp_reg_count(void);
 
@@ -94,6 +89,43 @@ extern size_t sp_reg_nranges;
 __attribute__((no_sanitize_address)) static inline int sp_reg_empty(void)
 {
     return __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED) == 0;
+}
+
+/* The lock-free filter's state (registry.c writes it under the lock; only
+ * sp_reg_maybe below reads it): counters of 2 MiB regions hashed into
+ * 2^16 slots, and the number of "huge" ranges, kept apart from them. */
+#define SP_REG_REGION_SHIFT 21
+#define SP_REG_SLOT_BITS 16
+extern unsigned sp_reg_slots[1u << SP_REG_SLOT_BITS];
+extern size_t sp_reg_huge_n;
+
+static inline unsigned sp_reg_region_slot(uintptr_t region)
+{
+    uint64_t r = region;
+    return (unsigned)((r ^ (r >> SP_REG_SLOT_BITS) ^ (r >> (2 * SP_REG_SLOT_BITS))) &
+                      ((1u << SP_REG_SLOT_BITS) - 1));
+}
+
+/* The general case of sp_reg_maybe (wide or odd queries, huge ranges). */
+int sp_reg_maybe_slow(uintptr_t addr, size_t len);
+
+/* Lock-free filter for the memory hooks: 0 means no range can overlap
+ * [addr, addr+len) (one predictable branch when the registry is empty);
+ * 1 means "maybe": take the lock and look. Never a false 0. Inline, because
+ * every free() with ranges registered asks it: a block within two adjacent
+ * regions, with no huge range anywhere, costs two loads of the counters. */
+__attribute__((no_sanitize_address)) static inline int sp_reg_maybe(uintptr_t addr, size_t len)
+{
+    if (__atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED) == 0)
+        return 0;
+    uintptr_t last = addr + len - 1;
+    if (len == 0 || len > ((size_t)1 << SP_REG_REGION_SHIFT) || last < addr ||
+        __atomic_load_n(&sp_reg_huge_n, __ATOMIC_RELAXED) != 0)
+        return sp_reg_maybe_slow(addr, len);
+    return (__atomic_load_n(&sp_reg_slots[sp_reg_region_slot(addr >> SP_REG_REGION_SHIFT)],
+                            __ATOMIC_RELAXED) |
+            __atomic_load_n(&sp_reg_slots[sp_reg_region_slot(last >> SP_REG_REGION_SHIFT)],
+                            __ATOMIC_RELAXED)) != 0;
 }
 
 /* Insert a new LIVE range with nest = 1 and a fresh id. Lock held. Returns

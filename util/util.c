@@ -9,7 +9,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t sz);
@@ -77,3 +79,21 @@ uint64_t sp_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* A thread's cached id is valid while its generation is the process's:
+ * the fork child handler bumps it, so the child's one thread asks again. */
+static unsigned g_tid_gen = 1;
+static __thread int tls_tid;
+static __thread unsigned tls_tid_gen;
+
+int sp_gettid(void)
+{
+    unsigned gen = __atomic_load_n(&g_tid_gen, __ATOMIC_RELAXED);
+    if (tls_tid_gen != gen) {
+        tls_tid = (int)syscall(SYS_gettid);
+        tls_tid_gen = gen;
+    }
+    return tls_tid;
+}
+
+void sp_gettid_fork_child(void) { __atomic_fetch_add(&g_tid_gen, 1, __ATOMIC_RELAXED); }

@@ -33,6 +33,14 @@ int sp_test_fail(sp_test_fail_what w);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t sp_now_ns(void);
 
+/* The calling thread's id (gettid), asked of the kernel once per thread:
+ * sites and history record it on every register and unregister, where a
+ * system call each time is most of an idle unregister=async call's own
+ * cost. A forked child's thread asks again (sp_gettid_fork_child, from the
+ * fork handler, before anything else runs in the child). */
+int sp_gettid(void);
+void sp_gettid_fork_child(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #include <thread>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "cu_face.h"
 #include "cuda_hooks.h"
 #include "cuda_real.h"
 #include "diag.h"
@@ -26,12 +27,6 @@ namespace {
 std::atomic<int> g_real_unregister{0};
 sp_CUresult (*g_saved_unregister)(void *);
 
-sp_CUresult wrap_unregister(void *p)
-{
-    g_real_unregister++;
-    return g_saved_unregister(p);
-}
-
 // A kernel that runs until its flag is set.
 struct Gate {
     std::atomic<int> open{0};
@@ -41,6 +36,23 @@ void k_gate(void *arg)
     Gate *g = static_cast<Gate *>(arg);
     while (!g->open.load())
         usleep(200);
+}
+
+// Set by a test: the first real unregister after it starts this gate kernel
+// on this stream, right after the driver returned (the device turns busy
+// between two of the reaper's real unregisters).
+Gate *g_busy_after;
+CUstream g_busy_stream;
+
+sp_CUresult wrap_unregister(void *p)
+{
+    g_real_unregister++;
+    sp_CUresult e = g_saved_unregister(p);
+    if (Gate *g = g_busy_after) {
+        g_busy_after = nullptr;
+        simcudaLaunchKernel(g_busy_stream, k_gate, g);
+    }
+    return e;
 }
 
 size_t page() { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -91,14 +103,7 @@ class CudaFace : public ::testing::Test {
     CUcontext ctx = nullptr;
     void SetUp() override
     {
-        sp_init();
-        ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-        CUdevice dev;
-        ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-        ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-        ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-        sp_cu_enter();
-        ASSERT_TRUE(sp_cu_active());
+        ASSERT_NO_FATAL_FAILURE(cu_face_enter(&ctx));
         if (!g_saved_unregister) {
             g_saved_unregister = sp_cu.cuMemHostUnregister;
             sp_cu.cuMemHostUnregister = wrap_unregister;
@@ -194,6 +199,111 @@ TEST_F(CudaFace, HeldWhileAnotherStreamIsBusyReleasedWhenIdle)
     EXPECT_FALSE(driver_has(p));
     EXPECT_EQ(g_real_unregister.load(), 1);
     munmap(p, page());
+}
+
+// Held with the device idle at every poll, because the program registers
+// and unregisters between them; released once it stops. (Idle at two polls
+// in a row alone let it go within two polls, 40 ms.)
+TEST_F(CudaFace, HeldWhileTheProgramKeepsRegisteringEvenOnAnIdleDevice)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=20000");
+    char *p = map_pages(1), *q = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(sp_cu_host_unregister(p), SP_CUDA_SUCCESS);
+    ASSERT_TRUE(eventually([] {
+        sp_lock();
+        size_t n = sp_hold_bytes_for_tests();
+        sp_unlock();
+        return n > 0;
+    }));
+    for (int i = 0; i < 150; i++) { /* 300 ms: 15 polls */
+        ASSERT_EQ(reg(q, page()), SP_CUDA_SUCCESS);
+        ASSERT_EQ(sp_cu_host_unregister(q), SP_CUDA_SUCCESS);
+        usleep(2000);
+    }
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    EXPECT_TRUE(driver_has(p));
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    EXPECT_TRUE(eventually([&] { return state_of(p) == -1 && state_of(q) == -1; }));
+    EXPECT_FALSE(driver_has(p));
+    EXPECT_EQ(g_real_unregister.load(), 2);
+    munmap(p, page());
+    munmap(q, page());
+}
+
+// The program unmapped the memory of a held range (its deferred unmap waits
+// for the release): the memory is needed, so the hold lets that range go
+// even on a busy device, as for a thread waiting for the release.
+TEST_F(CudaFace, HeldRangeGoesWhenTheProgramUnmapsItsMemory)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=200000");
+    Gate busy;
+    char *p = held_page(busy);
+    usleep(300 * 1000);
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    ASSERT_EQ(sp_munmap(p, page()), 0);
+    EXPECT_TRUE(eventually([] { return lock_held(); })); /* in the real unregister */
+    busy.open = 1;
+    EXPECT_TRUE(eventually([&] { return state_of(p) == -1; }));
+    EXPECT_EQ(g_real_unregister.load(), 1);
+}
+
+// Unregistered, then freed before its markers completed: never held.
+TEST_F(CudaFace, FreedRangeIsNotHeld)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=10000000");
+    Gate busy;
+    CUstream s = (CUstream)stream();
+    char *p = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(simcudaLaunchKernel(s, k_gate, &busy), CUDA_SUCCESS); /* markers wait for it */
+    ASSERT_EQ(sp_cu_host_unregister(p), SP_CUDA_SUCCESS);
+    ASSERT_EQ(sp_munmap(p, page()), 0);
+    usleep(50 * 1000);
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    busy.open = 1;
+    // No idle poll before 10 s: a release before then did not wait for one.
+    EXPECT_TRUE(eventually([&] { return state_of(p) == -1; }, 5000));
+    EXPECT_EQ(g_real_unregister.load(), 1);
+}
+
+// Held releases leave one at a time, the device asked before each: when it
+// turns busy after the first real unregister, the others stay held (each
+// would wait for that kernel under the driver lock) until it is idle again.
+TEST_F(CudaFace, HeldReleasesGoOneAtATimeWhileTheDeviceStaysIdle)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=20000");
+    Gate busy;
+    g_busy_stream = (CUstream)stream();
+    char *p = map_pages(3);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(reg(p + i * page(), page()), SP_CUDA_SUCCESS);
+        ASSERT_EQ(sp_cu_host_unregister(p + i * page()), SP_CUDA_SUCCESS);
+    }
+    ASSERT_TRUE(eventually([] {
+        sp_lock();
+        size_t n = sp_hold_bytes_for_tests();
+        sp_unlock();
+        return n == 3 * page();
+    }));
+    g_busy_after = &busy;
+    ASSERT_TRUE(eventually([] { return g_real_unregister.load() >= 1; }));
+    usleep(200 * 1000); /* 10 polls, the device busy */
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    int held = 0;
+    for (int i = 0; i < 3; i++)
+        held += state_of(p + i * page()) == SP_RANGE_RELEASING;
+    EXPECT_EQ(held, 2);
+    busy.open = 1;
+    EXPECT_TRUE(eventually([&] {
+        for (int i = 0; i < 3; i++)
+            if (state_of(p + i * page()) != -1)
+                return false;
+        return true;
+    }));
+    EXPECT_EQ(g_real_unregister.load(), 3);
+    munmap(p, 3 * page());
 }
 
 TEST_F(CudaFace, HoldOffReleasesAtOnceEvenOnABusyDevice)
@@ -306,63 +416,52 @@ TEST_F(CudaFace, UnregisterInAHostFunctionIsDeferredNot800)
     munmap(p, page());
 }
 
-// NVIDIA's runtime asks cuCtxGetCurrent before each call and returns its
-// 800 inside a host function; safepin answers the host function's context
-// there (so the runtime reaches the unregister it defers), and nothing else
-// changes: outside host functions the driver's answer, and other driver
-// calls in the host function still get 800.
-TEST_F(CudaFace, CtxGetCurrentInAHostFunctionAnswersItsContext)
+// NVIDIA's shared runtime refuses cudaHostUnregister inside a host function
+// with 800 before it reaches the driver; safepin's cudaHostUnregister takes
+// the call there (deferred, G8) and leaves every other call to the runtime.
+TEST_F(CudaFace, RuntimeUnregisterInAHostFunctionIsDeferred)
+{
+    char *p = map_pages(1), *q = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(reg(q, page()), SP_CUDA_SUCCESS);
+    sp_CUstream s = stream();
+    static std::atomic<int> rc{-1};
+    static char *target;
+    target = p;
+    auto fn = [](void *) { rc = sp_cudart_host_unregister(target, nullptr); };
+    ASSERT_EQ(sp_cu_launch_host_func(sp_cu.cuLaunchHostFunc, s, fn, nullptr), SP_CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
+    EXPECT_EQ(rc.load(), 0);
+    sp_reaper_drain(10000);
+    EXPECT_FALSE(driver_has(p));
+    // Outside a host function the runtime's own function answers; this
+    // process has none, so: cudaErrorInitializationError, q untouched.
+    EXPECT_EQ(sp_cudart_host_unregister(q, nullptr), 3);
+    EXPECT_TRUE(driver_has(q));
+    EXPECT_EQ(sp_cu_host_unregister(q), SP_CUDA_SUCCESS);
+    sp_reaper_drain(10000);
+    munmap(p, page());
+    munmap(q, page());
+}
+
+// The driver refuses cuStreamDestroy in a host function and the stream
+// lives on: the same answer under safepin, and the stream keeps working.
+TEST_F(CudaFace, StreamDestroyInAHostFunctionIsTheDriversAnswer)
 {
     sp_CUstream s = stream();
-    static std::atomic<int> bare{-1}, hooked{-1}, other{-1}, api_bare{-1}, api{-1}, dev_bare{-1},
-        dev1{-1}, dev2{-1};
-    static sp_CUdevice d1 = -1, d2 = -1;
-    static sp_CUcontext seen;
-    static unsigned int version;
+    static sp_CUstream victim;
+    static std::atomic<int> bare{-1}, hooked{-1};
+    victim = stream();
     auto fn = [](void *) {
-        sp_CUcontext c = nullptr;
-        unsigned int v = 0;
-        bare = sp_cu.cuCtxGetCurrent(&c);
-        hooked = sp_cu_ctx_get_current(&seen);
-        api_bare = sp_cu.cuCtxGetApiVersion(seen, &v);
-        api = sp_cu_ctx_get_api_version(seen, &version);
-        sp_CUdevice d = -1;
-        dev_bare = sp_cu.cuCtxGetDevice(&d);
-        dev1 = sp_cu_ctx_get_device(sp_cu.cuCtxGetDevice, &d1);
-        dev2 = sp_cu_ctx_get_device_v2(&d2, nullptr);
-        other = cuStreamQuery(nullptr);
+        bare = sp_cu.cuStreamDestroy_v2(victim);
+        hooked = sp_cu_stream_destroy(sp_cu.cuStreamDestroy_v2, victim);
     };
     ASSERT_EQ(sp_cu_launch_host_func(sp_cu.cuLaunchHostFunc, s, fn, nullptr), SP_CUDA_SUCCESS);
     ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
-    EXPECT_EQ(bare.load(), SP_CUDA_ERROR_NOT_PERMITTED);
-    EXPECT_EQ(hooked.load(), SP_CUDA_SUCCESS);
-    EXPECT_EQ((void *)seen, (void *)ctx);
-    EXPECT_EQ(api_bare.load(), SP_CUDA_ERROR_NOT_PERMITTED);
-    EXPECT_EQ(api.load(), SP_CUDA_SUCCESS);
-    unsigned int outside = 0;
-    EXPECT_EQ(cuCtxGetApiVersion(ctx, &outside), CUDA_SUCCESS);
-    EXPECT_EQ(version, outside);
-    EXPECT_EQ(dev_bare.load(), SP_CUDA_ERROR_NOT_PERMITTED);
-    EXPECT_EQ(dev1.load(), SP_CUDA_SUCCESS);
-    EXPECT_EQ(dev2.load(), SP_CUDA_SUCCESS);
-    CUdevice here = -1;
-    EXPECT_EQ(cuCtxGetDevice(&here), CUDA_SUCCESS);
-    EXPECT_EQ(d1, here);
-    EXPECT_EQ(d2, here);
-    EXPECT_EQ(other.load(), CUDA_ERROR_NOT_PERMITTED);
-    sp_CUcontext c = nullptr;
-    EXPECT_EQ(sp_cu_ctx_get_current(&c), SP_CUDA_SUCCESS);
-    EXPECT_EQ((void *)c, (void *)ctx);
-    // A host function enqueued straight to the driver is not one safepin
-    // runs: the driver's 800 stands.
-    static std::atomic<int> direct{-1};
-    auto fn2 = [](void *) {
-        sp_CUcontext c2 = nullptr;
-        direct = sp_cu_ctx_get_current(&c2);
-    };
-    ASSERT_EQ(cuLaunchHostFunc((CUstream)s, fn2, nullptr), CUDA_SUCCESS);
-    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
-    EXPECT_EQ(direct.load(), SP_CUDA_ERROR_NOT_PERMITTED);
+    EXPECT_NE(bare.load(), SP_CUDA_SUCCESS);
+    EXPECT_EQ(hooked.load(), bare.load());
+    EXPECT_EQ(cuStreamQuery((CUstream)victim), CUDA_SUCCESS);
+    EXPECT_EQ(sp_cu_stream_destroy(sp_cu.cuStreamDestroy_v2, victim), SP_CUDA_SUCCESS);
 }
 
 TEST_F(CudaFace, ContextDestroySettlesItsPendingReleases)
