@@ -214,7 +214,7 @@ $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cu
 
 # Linked with the RTLD_NEXT library of tests/reach (dlvsym_common.h).
 $(B)/tests/reach-cuda/dlvsym_lookup: tests/reach-cuda/dlvsym_lookup.c tests/reach-cuda/reach_cuda.h \
-                                     tests/reach/dlvsym_common.h $(DLVSYM_NEXT)
+                                     tests/reach/dlvsym_common.h $(DLVSYM_NEXT) $(LCUDA_RT)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -Wl,--no-as-needed -L$(B)/tests/reach \
 	  -ldlvsym_next -Wl,-rpath,'$$ORIGIN/../reach' -ldl

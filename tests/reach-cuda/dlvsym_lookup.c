@@ -12,7 +12,9 @@
  * hooked functions in their exact forms (_v2, _ptsz), functions safepin
  * does not hook, and names or versions the driver does not have, then
  * meets the identical re-register hazard through what it got (712 on the
- * bare driver). Exit 3 when the functions were not all found.
+ * bare driver). Exit 3 when the functions were not all found. With
+ * DLVSYM_CUDART=path, also the runtime's cudaHostUnregister from a handle
+ * of that library (NVIDIA's versioned libcudart.so.13, or its stand-in).
  */
 #include "reach_cuda.h"
 
@@ -41,6 +43,18 @@ int main(int argc, char **argv)
     /* what the driver does not have: NULL and dlerror() */
     dv_lookup(how, "cuNoSuchFunction", v);
     dv_lookup(how, "cuMemHostRegister_v2", "SIMCUDA_9");
+    /* NVIDIA's shared runtime (its stand-in, $DLVSYM_CUDART): safepin's
+     * cudaHostUnregister forwards to the runtime of its caller, not
+     * necessarily to this one, so the runtime's own function comes back. */
+    const char *rt = getenv("DLVSYM_CUDART");
+    if (rt) {
+        void *driver = dv_handle;
+        dv_handle = dlopen(rt, RTLD_NOW | RTLD_LOCAL);
+        if (!dv_handle)
+            return fprintf(stderr, "dlopen %s: %s\n", rt, dlerror()), 2;
+        dv_lookup("handle", "cudaHostUnregister", "libcudart.so.13");
+        dv_handle = driver;
+    }
     if (!a.init || !a.device_get || !a.retain || !a.set_current || !a.reg || !a.unreg) {
         printf("not all found\n");
         return 3;

@@ -151,6 +151,9 @@ fi
 DV_HOOKED="cuMemHostRegister_v2 cuMemHostUnregister cuMemHostRegister cuMemFree_v2 cuLaunchHostFunc_ptsz
 cuStreamBeginCapture_v2 cuGetProcAddress_v2"
 export DLVSYM_NEXT_LIB=$PWD/$BUILD/tests/reach/libdlvsym_next_dl.so
+# The runtime's cudaHostUnregister, from the stand-in of NVIDIA's shared
+# runtime (libcudart.so.13, version node libcudart.so.13): passed through.
+export DLVSYM_CUDART=$PWD/$BUILD/tests/legacy-cuda/rt/libcudart.so.13
 dv_run() { # log preload libdir how version
     local pre=${2:+${REACH_PRELOAD_FIRST:+$REACH_PRELOAD_FIRST }$2}
     if [ -n "$2" ]; then
@@ -167,7 +170,10 @@ dv_run() { # log preload libdir how version
 dv_lines() { # bare safepin: why the look-up lines are wrong, if they are
     local n want line pat d
     n=$(grep -c '^got ' "$1")
-    [ "$n" -eq 13 ] || { echo "bare run printed $n look-ups, not 13"; return; }
+    [ "$n" -eq 14 ] || { echo "bare run printed $n look-ups, not 14"; return; }
+    line=$(grep -F "got cudaHostUnregister@libcudart.so.13 -> " "$2")
+    [ "$line" = "got cudaHostUnregister@libcudart.so.13 -> cudaHostUnregister in libcudart.so.13" ] ||
+        { echo "the runtime's cudaHostUnregister: ${line:-no line}, wanted the runtime's own"; return; }
     for want in $DV_HOOKED; do
         line=$(grep -F "got $want@SIMCUDA_1 -> " "$1")
         [ "$line" = "got $want@SIMCUDA_1 -> $want in libcuda.so.1" ] || { echo "bare '$want': ${line:-no line}"; return; }
@@ -207,6 +213,8 @@ for case in "next-dlopen versioned" "handle plain" "default plain"; do
     why=""
     [ "$rcb" -eq 3 ] && [ "$RC" -eq 3 ] || why="exit $rcb bare, $RC with safepin (want 3: nothing found)"
     [ "$(grep -c '^got .* -> NULL: .*undefined symbol' "$bare")" -eq 13 ] || why="${why:-bare found something}"
+    grep -q '^got cudaHostUnregister@libcudart.so.13 -> cudaHostUnregister in libcudart.so.13$' "$log" ||
+        why="${why:-no runtime cudaHostUnregister line}"
     d=$(diff <(grep '^got ' "$bare") <(grep '^got ' "$log") | grep '^[<>]' | head -n 2 | tr '\n' ' ')
     [ -n "$d" ] && why="${why:-differ: $d}"
     if [ -z "$why" ]; then pass "dlvsym $1 on the $2 driver: NULL and dlerror() as bare"; else fail "dlvsym $1 on the $2 driver" "$why"; fi

@@ -41,15 +41,14 @@ void k_gate(void *arg)
 // Set by a test: the first real unregister after it starts this gate kernel
 // on this stream, right after the driver returned (the device turns busy
 // between two of the reaper's real unregisters).
-Gate *g_busy_after;
+std::atomic<Gate *> g_busy_after{nullptr}; /* set by the test, taken by the reaper */
 CUstream g_busy_stream;
 
 sp_CUresult wrap_unregister(void *p)
 {
     g_real_unregister++;
     sp_CUresult e = g_saved_unregister(p);
-    if (Gate *g = g_busy_after) {
-        g_busy_after = nullptr;
+    if (Gate *g = g_busy_after.exchange(nullptr)) {
         simcudaLaunchKernel(g_busy_stream, k_gate, g);
     }
     return e;
