@@ -13,11 +13,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 SANITIZERS=${SANITIZERS:-asan ubsan tsan}
 FAILED=0
-# The sanitizer runtimes intercept dlopen(), so the program is no longer
-# its caller and its RUNPATH ($ORIGIN/rt) is not searched: two_runtimes
-# would not find its runtime stand-ins, without safepin too. They are named
-# on the search path instead.
-export LD_LIBRARY_PATH=build/tests/legacy-cuda/rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 rt() { local p; p=$(${CC:-gcc} -print-file-name="$1"); [ -f "$p" ] && echo "$p"; }
 BAD='ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer'
 for san in $SANITIZERS; do
