@@ -293,9 +293,13 @@ sp_CUresult sp_cu_host_unregister(void *p)
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
     sp_unlock();
-    sp_reaper_kick();
+    /* Ordered: the reaper is woken after the wait, not before. Its markers
+     * would cover the same work and complete no sooner; recorded after the
+     * wait they are queries of idle streams, and meanwhile it does not
+     * record on the streams this thread waits on. */
     if (mode == SP_UNREG_ORDERED)
         sp_wait_prior_work();
+    sp_reaper_kick();
     return SP_CUDA_SUCCESS;
 }
 

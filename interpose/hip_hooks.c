@@ -313,9 +313,13 @@ hipError_t sp_host_unregister(void *p)
     else if (mode == SP_UNREG_ORDERED && !sp_streams_thread_captures())
         sp_reaper_wait_backlog();
     sp_unlock();
-    sp_reaper_kick();
+    /* Ordered: the reaper is woken after the wait, not before. Its markers
+     * would cover the same work and complete no sooner; recorded after the
+     * wait they are queries of idle streams, and meanwhile it does not
+     * record on the streams this thread waits on. */
     if (mode == SP_UNREG_ORDERED)
         sp_wait_prior_work();
+    sp_reaper_kick();
     return hipSuccess;
 }
 
