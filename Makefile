@@ -170,6 +170,31 @@ $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h 
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
+# The stand-in for NVIDIA's shared runtime (two majors, each with its version
+# node, as NVIDIA's), a library linked with the older, and the programs.
+LCUDA_RT := $(B)/tests/legacy-cuda/rt/libcudart.so.13
+LCUDA_RT12 := $(B)/tests/legacy-cuda/rt/libcudart.so.12
+LCUDA_USER12 := $(B)/tests/legacy-cuda/rt/libuser12.so
+$(B)/tests/legacy-cuda/rt/libcudart.so.%: tests/legacy-cuda/rt/minirt.c tests/legacy-cuda/rt/minirt.h simcuda/simcuda.h simcuda/cuda_min.h
+	@mkdir -p $(dir $@)
+	@printf 'libcudart.so.%s { global: *; };\n' $* >$@.map
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda -DMINIRT_MAJOR=$* $< -o $@ -Wl,-soname,libcudart.so.$* \
+	  -Wl,--version-script=$@.map $(LDFLAGS) -ldl
+
+$(LCUDA_USER12): tests/legacy-cuda/rt/user12.c $(LCUDA_RT12)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda -Itests/legacy-cuda/rt $< -o $@ \
+	  -L$(dir $@) -l:libcudart.so.12 -Wl,-rpath,'$$ORIGIN'
+
+$(B)/tests/legacy-cuda/two_runtimes: tests/legacy-cuda/two_runtimes.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_RT) $(LCUDA_USER12) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda -Itests/legacy-cuda/rt $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_RT)) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
+$(B)/tests/legacy-cuda/unreg_in_callback_rt: tests/legacy-cuda/unreg_in_callback_rt.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h $(LCUDA_RT) $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda -Itests/legacy-cuda/rt $< -o $@ \
+	  $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -L$(dir $(LCUDA_RT)) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/rt' -ldl
+
 # Reach tests: the driver dlopened (no -lcuda), except the direct caller.
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
 	@mkdir -p $(dir $@)
@@ -180,7 +205,7 @@ $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
 
 # The CUDA face's logic on simcuda, without LD_PRELOAD.
-$(UCUDA_BIN): $(UCUDA_SRC) $(CORE_A) $(SC_LIB)
+$(UCUDA_BIN): $(UCUDA_SRC) $(wildcard tests/unit-cuda/*.h) $(CORE_A) $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
@@ -407,7 +432,14 @@ $(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h 
 	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $@.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
 
-gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS)
+# The same with NVIDIA's shared runtime, where safepin reaches cudaHostUnregister
+# itself (cuda/cudart.c); the static runtime's call is out of a preload's reach.
+GPU_LEGACY_SHARED := $(GB)/legacy-shared/unreg_in_callback
+$(GB)/legacy-shared/%: $(GB)/legacy/%
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$@)$(NVCC) -cudart shared -o $@ $<.o $(GB)/simhip_gpu.o $(GB)/kernels.o -lpthread
+
+gpu-build: $(LIB) $(B)/bench/libfloor.so $(GPU_BINS) $(GPU_LEGACY_SHARED)
 
 gpu-test:
 	@$(GT)/have-gpu gpu-test || exit 0; \

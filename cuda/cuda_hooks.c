@@ -10,6 +10,7 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "api_error.h"
 #include "diag.h"
 #include "interpose.h"
 #include "options.h"
@@ -136,6 +137,7 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
                                 unsigned int flags)
 {
     sp_cu_enter();
+    SP_TRACE("%s(%p, %zu, 0x%x)%s", name, p, size, flags, sp_cu_entry("cudaHostRegister"));
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
     if (!p || size == 0) {
@@ -245,6 +247,8 @@ static sp_CUresult unregister_unknown(void *p, sp_site *site)
 sp_CUresult sp_cu_host_unregister(void *p)
 {
     sp_cu_enter();
+    SP_TRACE("cuMemHostUnregister(%p)%s%s", p, sp_cu_entry("cudaHostUnregister"),
+             sp_tls_in_hostfn ? " in a host function" : "");
     if (!p) {
         sp_diag(SP_INVALID_ARGUMENT, NULL, "cuMemHostUnregister(NULL)%s", sp_cu_entry("cudaHostUnregister"));
         return SP_CUDA_ERROR_INVALID_VALUE;
@@ -359,6 +363,10 @@ sp_CUresult sp_cu_pointer_get_attribute(void *data, int attr, sp_CUdeviceptr ptr
     sp_cu_enter();
     if (!SP_CU_REAL(cuPointerGetAttribute))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    /* With somewhere to answer, an error says the driver does not know ptr
+     * (or the attribute): programs ask that of any pointer, not an api-error. */
+    if (data)
+        sp_api_probe();
     void *q = query_address((void *)(uintptr_t)ptr);
     sp_CUresult e = sp_cu.cuPointerGetAttribute(data, attr, dptr(q));
     if (q == (void *)&probe_byte && e == SP_CUDA_SUCCESS && data &&
@@ -372,6 +380,8 @@ sp_CUresult sp_cu_pointer_get_attributes(unsigned int n, int *attrs, void **data
     sp_cu_enter();
     if (!SP_CU_REAL(cuPointerGetAttributes))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    if (n && attrs && data)
+        sp_api_probe(); /* as above */
     void *q = query_address((void *)(uintptr_t)ptr);
     sp_CUresult e = sp_cu.cuPointerGetAttributes(n, attrs, data, dptr(q));
     if (q == (void *)&probe_byte && e == SP_CUDA_SUCCESS && attrs && data)
@@ -387,6 +397,9 @@ sp_CUresult sp_cu_host_get_device_pointer(sp_CUdeviceptr *d, void *p, unsigned i
     sp_cu_enter();
     if (!SP_CU_REAL(cuMemHostGetDevicePointer_v2))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    /* As attribute queries: an error answers whether p is registered. */
+    if (d && flags == 0)
+        sp_api_probe();
     return sp_cu.cuMemHostGetDevicePointer_v2(d, query_address(p), flags);
 }
 
@@ -395,6 +408,8 @@ sp_CUresult sp_cu_host_get_flags(unsigned int *flags, void *p)
     sp_cu_enter();
     if (!SP_CU_REAL(cuMemHostGetFlags))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    if (flags)
+        sp_api_probe(); /* as above */
     return sp_cu.cuMemHostGetFlags(flags, query_address(p));
 }
 

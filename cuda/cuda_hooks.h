@@ -43,6 +43,8 @@ sp_CUresult sp_cu_stream_create(sp_CUstream *s, unsigned int flags, int priority
 sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s);
 sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode);
 sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g);
+/* cudaHostUnregister (cudart.c); caller: the program's return address. */
+int sp_cudart_host_unregister(void *p, void *caller);
 sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud);
 sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
                                void *ud, unsigned int flags);

@@ -8,6 +8,8 @@
 #include "runtime.h"
 #include "streams.h"
 
+extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
+
 static int cu_present(void) { return sp_cu_active(); }
 
 static int cu_record(void *s, void **ev)
@@ -96,6 +98,22 @@ static int cu_mem_free(void *place, void *p)
     return e;
 }
 
+static const char *cu_error_name(int code)
+{
+    const char *name = NULL;
+    if (sp_tls_in_hostfn || !sp_cu.cuGetErrorName ||
+        sp_cu.cuGetErrorName(code, &name) != SP_CUDA_SUCCESS)
+        return NULL;
+    return name;
+}
+
+static const int cu_state_errors[] = {
+    SP_CUDA_ERROR_NOT_READY, SP_CUDA_ERROR_OUT_OF_MEMORY, SP_CUDA_ERROR_NOT_INITIALIZED,
+    SP_CUDA_ERROR_DEINITIALIZED, SP_CUDA_ERROR_ILLEGAL_ADDRESS, SP_CUDA_ERROR_LAUNCH_FAILED,
+    SP_CUDA_ERROR_LAUNCH_TIMEOUT, SP_CUDA_ERROR_ASSERT, SP_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+    SP_CUDA_ERROR_UNKNOWN, 0,
+};
+
 const sp_rt_ops sp_cuda_ops = {
     .name = "CUDA",
     .unregister_name = "cuMemHostUnregister",
@@ -104,6 +122,8 @@ const sp_rt_ops sp_cuda_ops = {
     .device_wide_unregister = 1,
     .err_not_registered = SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
     .err_gone = SP_CUDA_ERROR_DEINITIALIZED,
+    .state_errors = cu_state_errors,
+    .error_name = cu_error_name,
     .present = cu_present,
     .record = cu_record,
     .event_query = cu_event_query,

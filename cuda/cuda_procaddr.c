@@ -18,6 +18,8 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "api_error.h"
+#include "diag.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -56,6 +58,10 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
 {
     /* No sp_cu_enter: look-ups come before cuInit and must not initialize. */
     sp_CUresult e;
+    /* A name the driver lacks (at that version, cudart's "" probe) is a
+     * look-up's answer, not an api-error; a NULL symbol or output is. */
+    if (sym && pfn)
+        sp_api_probe();
     if (five_args) {
         if (!SP_CU_REAL(cuGetProcAddress_v2))
             return SP_CUDA_ERROR_NOT_INITIALIZED;
@@ -65,9 +71,15 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
             return SP_CUDA_ERROR_NOT_INITIALIZED;
         e = sp_cu.cuGetProcAddress(sym, pfn, version, flags);
     }
-    if (e != SP_CUDA_SUCCESS || !sym || !pfn || !*pfn)
+    if (e != SP_CUDA_SUCCESS || !sym || !pfn || !*pfn) {
+        SP_TRACE("cuGetProcAddress%s(\"%s\", %d, flags %lu) = %d", five_args ? "_v2" : "",
+                 sym ? sym : "(null)", version, (unsigned long)flags, (int)e);
         return e;
+    }
     void *shim = shim_for_answer(sym, *pfn, version);
+    SP_TRACE("cuGetProcAddress%s(\"%s\", %d, flags %lu) = %p (%s): %s", five_args ? "_v2" : "", sym,
+             version, (unsigned long)flags, *pfn, symbol_of(*pfn) ? symbol_of(*pfn) : "no symbol",
+             shim ? "safepin's shim" : "passed through");
     if (shim)
         *pfn = shim;
     return e;

@@ -98,11 +98,18 @@ sp_CUcontext sp_cu_current_ctx(void)
 }
 
 __thread void *sp_cu_caller;
+__thread int sp_cu_via_runtime;
 
 const char *sp_cu_entry(const char *runtime_call)
 {
     static __thread char buf[64];
     Dl_info di;
+    if (!runtime_call)
+        return "";
+    if (sp_cu_via_runtime) {
+        snprintf(buf, sizeof(buf), " (%s)", runtime_call);
+        return buf;
+    }
     if (!sp_cu_caller || !dladdr(sp_cu_caller, &di) || !di.dli_fname ||
         !strstr(di.dli_fname, "libcudart"))
         return "";

@@ -49,11 +49,14 @@ int sp_cu_active(void);
 /* The exported shim of a hooked CUDA name (cuda_shims.c), or NULL. */
 void *sp_cuda_shim_for(const char *name);
 
-/* The return address of the program's call into the register, unregister
- * and free shims (set by cuda_shims.c), and what diagnostics add for it:
+/* The return address of the program's call into a shim (set by
+ * cuda_shims.c), and what diagnostics add for it:
  * " (cudaHostUnregister)" when that came from NVIDIA's shared runtime
- * library, else "" (static cudart cannot be told from the program). */
+ * library, else "" (static cudart cannot be told from the program, and
+ * runtime_call NULL names none). Every CUDA shim sets it. */
 extern __thread void *sp_cu_caller;
+/* Set while a hook runs for NVIDIA's runtime's own entry (cudart.c). */
+extern __thread int sp_cu_via_runtime;
 const char *sp_cu_entry(const char *runtime_call);
 
 /* The calling thread's current context (NULL: none or no driver). */

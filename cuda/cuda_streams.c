@@ -1,8 +1,8 @@
 /*
  * cuda_streams.c - the CUDA face's stream hooks: creation and destruction
  * (which streams markers must cover, per context), capture begin/end in
- * every form, host functions (no driver call from inside one, G8), and the
- * end of a context, which settles that context's ranges first.
+ * every form, and the end of a context, which settles that context's ranges
+ * first. Host functions are in cuda_hostfn.c.
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
@@ -40,6 +40,11 @@ sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s)
     sp_cu_enter();
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
+    /* The driver refuses it from a host function (800 on the H200) and the
+     * stream lives on, as safepin's table has it: the same answer (G10),
+     * where HIP's destroy there is deferred. */
+    if (sp_tls_in_hostfn)
+        return real(s);
     if (sp_streams_destroy_rt(SP_RT_CUDA, s)) {
         /* From a host function: the reaper leaves the tail marker and
          * destroys the stream. */
@@ -91,83 +96,6 @@ sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)
         return SP_CUDA_ERROR_NOT_SUPPORTED;
     capture_args a = {NULL, NULL, real, s, 0, g};
     return sp_streams_end_capture_rt(SP_RT_CUDA, s, end_call, &a);
-}
-
-/* ---- host functions ----------------------------------------------------------- */
-
-typedef struct trampoline {
-    sp_CUhostFn fn;
-    sp_CUstreamCallback cb;
-    void *ud;
-    int persistent; /* captured: runs on every graph replay, never freed */
-} trampoline;
-
-static void run_host_fn(void *arg)
-{
-    trampoline *t = arg;
-    sp_CUhostFn fn = t->fn;
-    void *ud = t->ud;
-    if (!t->persistent)
-        sp_mem_free(t);
-    sp_tls_in_hostfn++;
-    fn(ud);
-    sp_tls_in_hostfn--;
-}
-
-static void run_callback(sp_CUstream s, sp_CUresult status, void *arg)
-{
-    trampoline *t = arg;
-    sp_CUstreamCallback cb = t->cb;
-    void *ud = t->ud;
-    if (!t->persistent)
-        sp_mem_free(t);
-    sp_tls_in_hostfn++;
-    cb(s, status, ud);
-    sp_tls_in_hostfn--;
-}
-
-static trampoline *make_trampoline(sp_CUstream s)
-{
-    trampoline *t = sp_mem_calloc(1, sizeof(*t));
-    if (t) {
-        sp_lock();
-        t->persistent = sp_streams_is_capturing_rt(SP_RT_CUDA, s);
-        sp_unlock();
-    }
-    return t;
-}
-
-sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud)
-{
-    sp_cu_enter();
-    if (!real)
-        return SP_CUDA_ERROR_NOT_INITIALIZED;
-    trampoline *t = fn ? make_trampoline(s) : NULL;
-    if (!t)
-        return real(s, fn, ud);
-    t->fn = fn;
-    t->ud = ud;
-    sp_CUresult e = real(s, run_host_fn, t);
-    if (e != SP_CUDA_SUCCESS)
-        sp_mem_free(t);
-    return e;
-}
-
-sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
-                               void *ud, unsigned int flags)
-{
-    sp_cu_enter();
-    if (!real)
-        return SP_CUDA_ERROR_NOT_INITIALIZED;
-    trampoline *t = cb ? make_trampoline(s) : NULL;
-    if (!t)
-        return real(s, cb, ud, flags);
-    t->cb = cb;
-    t->ud = ud;
-    sp_CUresult e = real(s, run_callback, t, flags);
-    if (e != SP_CUDA_SUCCESS)
-        sp_mem_free(t);
-    return e;
 }
 
 /* ---- the end of a context ------------------------------------------------------ */

@@ -240,9 +240,16 @@ static size_t prefix(char *buf, size_t n, const char *code)
 
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r);
 
+/* Diagnostics counted on this thread: a hook compares it before and after
+ * the program's call (runtime/api_error.c). */
+static __thread uint64_t tls_diags __attribute__((tls_model("initial-exec")));
+
+uint64_t sp_diag_thread_count(void) { return tls_diags; }
+
 /* Counts one occurrence of c; returns how many there were. */
 static uint64_t count_code(sp_code c)
 {
+    tls_diags++;
     if (code_table[c].violation)
         __atomic_add_fetch(&violations_total, 1, __ATOMIC_RELAXED);
     if (c == SP_RUNTIME_ERROR)

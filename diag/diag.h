@@ -88,6 +88,15 @@ int sp_fd_move_high(int fd);
 void sp_log(int level, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A "trace" line at log=debug only: what a hook saw and did, for tracing how
+ * a program reaches the runtime. Checks the level before anything else, and
+ * prints nothing before the options are read (look-ups come that early). */
+#define SP_TRACE(...)                                                          \
+    do {                                                                       \
+        if (__builtin_expect(sp_opt.log[0] && sp_opt.log_level >= SP_LOG_DEBUG, 0)) \
+            sp_log(SP_LOG_DEBUG, "trace", __VA_ARGS__);                        \
+    } while (0)
+
 /* Report a diagnostic: counts it, prints it (capped) with the current stack
  * and, when r is given, where r was registered and unregistered/freed. A
  * violation is kept for the report. Never allocates on the print path;
@@ -101,6 +110,10 @@ void sp_diag_runtime_used(int rt);
 
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* How many diagnostics (any code, printed or not) this thread has counted:
+ * a hook's "did safepin say something of its own about this call". */
+uint64_t sp_diag_thread_count(void);
 
 /* Capture the caller's stack (backtrace option frames); NULL if disabled or
  * out of memory. Up to 8 of safepin's own frames above the program's are

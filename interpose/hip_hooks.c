@@ -381,6 +381,10 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
     sp_init();
     if (!SP_REAL_HIP(hipPointerGetAttributes))
         return hipErrorNotInitialized;
+    /* With somewhere to answer, an error says the runtime does not know p:
+     * programs ask that of any pointer (PyTorch, CuPy), not an api-error. */
+    if (attr)
+        sp_api_probe();
     if (!attr || !p)
         return sp_real.hipPointerGetAttributes(attr, p);
     sp_lock();
@@ -563,6 +567,9 @@ hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags)
     sp_init();
     if (!SP_REAL_HIP(hipHostGetDevicePointer))
         return hipErrorNotInitialized;
+    /* As attribute queries: an error answers whether p is registered. */
+    if (dev && flags == 0)
+        sp_api_probe();
     return sp_real.hipHostGetDevicePointer(dev, query_address(p), flags);
 }
 
@@ -571,6 +578,8 @@ hipError_t sp_host_get_flags(unsigned int *flags, void *p)
     sp_init();
     if (!SP_REAL_HIP(hipHostGetFlags))
         return hipErrorNotInitialized;
+    if (flags)
+        sp_api_probe(); /* as above */
     return sp_real.hipHostGetFlags(flags, query_address(p));
 }
 

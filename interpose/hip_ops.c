@@ -97,6 +97,19 @@ static int hip_mem_free(void *place, void *p)
     return sp_real.hipFree ? (int)sp_real.hipFree(p) : (int)hipErrorNotInitialized;
 }
 
+static const char *hip_error_name(int code)
+{
+    if (sp_tls_in_hostfn || !sp_real.hipGetErrorName)
+        return NULL;
+    return sp_real.hipGetErrorName((hipError_t)code);
+}
+
+static const int hip_state_errors[] = {
+    hipErrorNotReady, hipErrorOutOfMemory, hipErrorNotInitialized, hipErrorDeinitialized,
+    hipErrorIllegalAddress, hipErrorLaunchFailure, hipErrorLaunchTimeOut, hipErrorAssert,
+    hipErrorStreamCaptureInvalidated, hipErrorUnknown, 0,
+};
+
 const sp_rt_ops sp_hip_ops = {
     .name = "HIP",
     .unregister_name = "hipHostUnregister",
@@ -105,6 +118,8 @@ const sp_rt_ops sp_hip_ops = {
     .device_wide_unregister = 0,
     .err_not_registered = (int)hipErrorHostMemoryNotRegistered,
     .err_gone = -1,
+    .state_errors = hip_state_errors,
+    .error_name = hip_error_name,
     .present = hip_present,
     .record = hip_record,
     .event_query = hip_event_query,

@@ -4,6 +4,7 @@
 #ifndef SAFEPIN_INTERPOSE_INTERNAL_H
 #define SAFEPIN_INTERPOSE_INTERNAL_H
 
+#include "api_error.h"
 #include "backend.h"
 #include "diag.h"
 #include "interpose.h"

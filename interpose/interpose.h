@@ -42,6 +42,13 @@ int sp_madvise(void *addr, size_t len, int advice);
 void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sp_shmdt(const void *addr);
 
+/* Whether errno err of a failed libc hook lies in the program's arguments
+ * (api-error) or describes the process or system (mem_hooks.c says which).
+ * kind: the call's shape; addr, len: the range it names (NULL for a size
+ * alone); flags: mmap's. errno is kept. */
+enum { SP_FAULT_RANGE, SP_FAULT_ADVICE, SP_FAULT_MAP };
+int sp_mem_fault(int kind, int err, const void *addr, size_t len, int flags);
+
 /* dlclose: a runtime safepin has work for stays loaded until that work is
  * done; once it is unloaded, safepin forgets it (and uses the next one). */
 int sp_dlclose(void *handle);

@@ -215,6 +215,33 @@ static int fixed_mmap_refused(uintptr_t a, size_t len, off_t off)
     return misaligned(a) || n == 0 || ((uintptr_t)off & (pagesz() - 1)) || n > ts || a > ts - n;
 }
 
+/* ---- api-error: which refusals are the program's arguments' fault ---------- */
+
+/* The program's own libc call failed with err: 1 if the error lies in its
+ * arguments (an api-error line, api_error.h), 0 if it describes the process
+ * or the system, which correct programs meet and handle. EINVAL, EBADF and
+ * EFAULT name an argument; ENOMEM does only for a range no user address
+ * space holds (a kernel address, a size past the top); other errors (ENOMEM
+ * of a full address space or of a failed growth, EEXIST of
+ * MAP_FIXED_NOREPLACE, EAGAIN, EACCES, ENODEV) do not. Two EINVALs are
+ * probes: madvise of a valid range (an advice this kernel or this mapping
+ * does not support: allocators try MADV_FREE, programs MADV_HUGEPAGE) and
+ * mmap with MAP_HUGETLB (whether huge pages are set up). Never a hook's
+ * error safepin caused: those are its own answers, with their own
+ * diagnostics. */
+int sp_mem_fault(int kind, int err, const void *addr, size_t len, int flags)
+{
+    uintptr_t a = (uintptr_t)addr, ts = task_size();
+    int beyond = a > ts || len > ts - a;
+    if (kind == SP_FAULT_ADVICE && err == EINVAL && !misaligned(a) && !beyond)
+        return 0;
+    if (kind == SP_FAULT_MAP && (flags & MAP_HUGETLB))
+        return 0;
+    if (err == EINVAL || err == EBADF || err == EFAULT)
+        return 1;
+    return err == ENOMEM && beyond;
+}
+
 /* ---- the process's mappings (/proc/self/maps) --------------------------- */
 
 typedef struct vma {

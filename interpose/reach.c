@@ -91,6 +91,10 @@ hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint
     sp_init();
     if (!SP_REAL_HIP(hipGetProcAddress))
         return hipErrorNotSupported;
+    /* A name the runtime lacks (at that version) is a look-up's answer, not
+     * an api-error; a NULL symbol or output is. */
+    if (symbol && pfn)
+        sp_api_probe();
     hipError_t e = sp_real.hipGetProcAddress(symbol, pfn, version, flags, status);
     if (e != hipSuccess || !pfn || !*pfn || !symbol)
         return e;

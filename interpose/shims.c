@@ -8,8 +8,10 @@
  * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
  */
 #include "internal.h"
+#include "runtime.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -24,15 +26,22 @@
  * half-way would leave that state half-done, and other threads waiting on
  * it forever. A pending cancellation acts at the program's next
  * cancellation point after the hook returns (G9). sp_tls_in_hook marks the
- * thread as inside a hook, for exit() from a signal handler (init.c). */
-#define SP_NOCANCEL(call)                                                      \
+ * thread as inside a hook, for exit() from a signal handler (init.c). An
+ * error answer the program gets passes through, with an api-error line
+ * unless safepin said something of its own about the call (api_error.h). */
+#define SP_NOCANCEL(name, args, call)                                          \
     do {                                                                       \
         int old_;                                                              \
+        sp_api_call c_;                                                        \
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
         sp_tls_in_hook++;                                                      \
+        sp_api_enter(&c_);                                                     \
         __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
         hipError_t e_ = (call);                                                \
         __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        if (e_ != hipSuccess)                                                  \
+            sp_api_failed(&c_, SP_RT_HIP, name, "", (int)e_, SP_API_ARGS args); \
+        sp_api_leave();                                                        \
         sp_tls_in_hook--;                                                      \
         pthread_setcancelstate(old_, NULL);                                    \
         return e_;                                                             \
@@ -41,7 +50,7 @@
 /* One shim per HOOK line of hip.inc: the logic, cancellation disabled. */
 #define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_SHIM_##kind(ret, name, params, args, logic)
 #define SP_HIP_SHIM_HOOK(ret, name, params, args, logic)                       \
-    SP_EXPORT ret name params { SP_NOCANCEL(logic args); }
+    SP_EXPORT ret name params { SP_NOCANCEL(#name, args, logic args); }
 #define SP_HIP_SHIM_CALL(ret, name, params, args, logic)
 #include "hip.inc"
 #undef SP_HIP
@@ -60,9 +69,28 @@ SP_EXPORT void free(void *p)
     sp_free(p);
 }
 
-SP_EXPORT void *realloc(void *p, size_t n) { return sp_realloc(p, n); }
+/* A libc hook's refusal passes through; an api-error line when the fault
+ * lies in the program's arguments (sp_mem_fault). */
+#define SP_LIBC_FAILED(name, result, kind, a, len, flags, args)                          \
+    sp_api_libc_failed(name, result, errno, sp_mem_fault(kind, errno, a, len, flags),  \
+                       SP_API_ARGS args)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-SP_EXPORT int munmap(void *addr, size_t len) { return sp_munmap(addr, len); }
+SP_EXPORT void *realloc(void *p, size_t n)
+{
+    void *q = sp_realloc(p, n);
+    if (UNLIKELY(!q && n))
+        SP_LIBC_FAILED("realloc", "NULL", SP_FAULT_RANGE, NULL, n, 0, (p, n));
+    return q;
+}
+
+SP_EXPORT int munmap(void *addr, size_t len)
+{
+    int rc = sp_munmap(addr, len);
+    if (UNLIKELY(rc != 0))
+        SP_LIBC_FAILED("munmap", "-1", SP_FAULT_RANGE, addr, len, 0, (addr, len));
+    return rc;
+}
 
 SP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 {
@@ -73,19 +101,40 @@ SP_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
         new_addr = va_arg(ap, void *);
         va_end(ap);
     }
-    return sp_mremap(old, old_size, new_size, flags, new_addr);
+    void *p = sp_mremap(old, old_size, new_size, flags, new_addr);
+    if (UNLIKELY(p == MAP_FAILED))
+        SP_LIBC_FAILED("mremap", "MAP_FAILED", SP_FAULT_RANGE, NULL, new_size, 0,
+                       (old, old_size, new_size, (unsigned)flags, new_addr));
+    return p;
 }
 
-SP_EXPORT int madvise(void *addr, size_t len, int advice) { return sp_madvise(addr, len, advice); }
+SP_EXPORT int madvise(void *addr, size_t len, int advice)
+{
+    int rc = sp_madvise(addr, len, advice);
+    if (UNLIKELY(rc != 0))
+        SP_LIBC_FAILED("madvise", "-1", SP_FAULT_ADVICE, addr, len, 0, (addr, len, advice));
+    return rc;
+}
+
+static void *mmap_checked(const char *name, void *addr, size_t len, int prot, int flags, int fd,
+                          off_t off)
+{
+    void *p = sp_mmap(addr, len, prot, flags, fd, off);
+    if (UNLIKELY(p == MAP_FAILED))
+        SP_LIBC_FAILED(name, "MAP_FAILED", SP_FAULT_MAP,
+                       (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) ? addr : NULL, len, flags,
+                       (addr, len, prot, (unsigned)flags, fd, off));
+    return p;
+}
 
 SP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    return sp_mmap(addr, len, prot, flags, fd, off);
+    return mmap_checked("mmap", addr, len, prot, flags, fd, off);
 }
 
 SP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    return sp_mmap(addr, len, prot, flags, fd, off);
+    return mmap_checked("mmap64", addr, len, prot, flags, fd, off);
 }
 
 SP_EXPORT void _exit(int status) { sp_exit_immediately(status); }
@@ -94,10 +143,24 @@ SP_EXPORT void _Exit(int status) { sp_exit_immediately(status); }
 
 SP_EXPORT void quick_exit(int status) { sp_quick_exit(status); }
 
-SP_EXPORT int shmdt(const void *addr) { return sp_shmdt(addr); }
+SP_EXPORT int shmdt(const void *addr)
+{
+    int rc = sp_shmdt(addr);
+    if (UNLIKELY(rc != 0))
+        SP_LIBC_FAILED("shmdt", "-1", SP_FAULT_RANGE, addr, 0, 0, (addr));
+    return rc;
+}
 
-/* dlclose of the runtime: kept loaded while safepin has work for it (real.c). */
-SP_EXPORT int dlclose(void *handle) { return sp_dlclose(handle); }
+/* dlclose of the runtime: kept loaded while safepin has work for it (real.c).
+ * A handle the loader does not know (closed once too often) is the
+ * program's error; the loader's message stays for the program's dlerror(). */
+SP_EXPORT int dlclose(void *handle)
+{
+    int rc = sp_dlclose(handle);
+    if (UNLIKELY(rc != 0))
+        sp_api_libc_failed("dlclose", "nonzero (dlerror() says why)", 0, 1, SP_API_ARGS(handle));
+    return rc;
+}
 
 /* dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) must reach glibc with the
  * caller's return address untouched (RTLD_NEXT is relative to the caller,

@@ -3,6 +3,7 @@
  * thread that runs them (the streams its markers cover: streams/).
  */
 #include "reaper.h"
+#include "api_error.h"
 #include "diag.h"
 #include "hold.h"
 #include "options.h"
@@ -909,6 +910,7 @@ static void reaper_loop(int inline_mode);
 static void *reaper_main(void *arg)
 {
     (void)arg;
+    sp_api_own_thread(); /* its calls are safepin's, never the program's */
     sp_relaxed_enter();
     /* Releases are latency-bound: timed waits of this thread (the revive
      * grace, the runtime's own inside the real unregister) end on time

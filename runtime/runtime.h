@@ -34,6 +34,17 @@ typedef struct sp_rt_ops {
      * cudart's exit handler ran first), -1 if none: nothing is left to
      * wait for or release there. */
     int err_gone;
+    /* Codes that describe the runtime's or the system's state, not the
+     * arguments of the call that returns them (0-terminated): an answer not
+     * known yet (NotReady), out of memory, a runtime not initialized or torn
+     * down, an earlier asynchronous failure surfacing (an illegal address,
+     * a failed launch or assert, an invalidated capture), unknown. Never an
+     * api-error (runtime/api_error.h). */
+    const int *state_errors;
+    /* The runtime's name of code ("hipErrorInvalidValue"), asked of the
+     * runtime itself; NULL where none can be had (no such function, or in a
+     * host function, where safepin calls nothing). */
+    const char *(*error_name)(int code);
     int (*present)(void);         /* 1 once the runtime is loaded and in use */
     /* A marker: create an event and record it on s. 0, or the error. */
     int (*record)(void *s, void **ev);

@@ -139,6 +139,8 @@ CUresult cuCtxDestroy_v2(CUcontext ctx);
 CUresult cuCtxGetCurrent(CUcontext *pctx);
 CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxGetDevice(CUdevice *device);
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
 CUresult cuCtxSynchronize(void);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);

@@ -54,6 +54,12 @@ CUresult sc_enter(bool need_ctx)
     sc_boot();
     if (!atomic_load(&initialized))
         return CUDA_ERROR_NOT_INITIALIZED;
+    /* The H200's driver refuses every call from a host function with 800,
+     * cuCtxGetCurrent too (NVIDIA's runtime asks for it before each call,
+     * so there even a runtime call that never reaches the driver's entry
+     * point returns 800). */
+    if (sc_in_host_fn())
+        return CUDA_ERROR_NOT_PERMITTED;
     struct sc_ctx *c = tl_ctx;
     if (!ctx_alive(c))
         return need_ctx ? (c ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_CONTEXT)
@@ -250,6 +256,22 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+/* The API version of a live context (NULL: the current one): 3020, what
+ * the driver answers for contexts made since CUDA 3.2. */
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    struct sc_ctx *c = ctx ? (struct sc_ctx *)ctx : tl_ctx;
+    if (!ctx_alive(c))
+        return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_CONTEXT;
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = 3020;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuCtxGetDevice(CUdevice *device)
 {
     CUresult e = sc_enter(true);
@@ -258,6 +280,23 @@ CUresult cuCtxGetDevice(CUdevice *device)
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     *device = tl_ctx->device;
+    return CUDA_SUCCESS;
+}
+
+/* CUDA 13: the device of ctx, NULL the current context's. */
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+    if (!ctx)
+        return cuCtxGetDevice(device);
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    struct sc_ctx *c = (struct sc_ctx *)ctx;
+    if (!ctx_alive(c))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = c->device;
     return CUDA_SUCCESS;
 }
 

@@ -37,6 +37,8 @@ static const struct proc_row rows[] = {
     ROW("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
     ROW("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     ROW("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    ROW("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
+    ROW("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion),
     ROW("cuCtxSynchronize", 2000, cuCtxSynchronize),
     ROW("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
     ROW("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),

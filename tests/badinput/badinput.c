@@ -1,7 +1,8 @@
 /*
  * badinput - one bad argument to one public entry point per run:
  *   badinput list      the case names, one a line
- *   badinput NAME      runs that case, prints "rc <value> errno <value>"
+ *   badinput NAME      runs that case, prints "call <entry point>", then
+ *                      "rc <value> errno <value>"
  *                      (and "intact <0|1>" where a registration sits next
  *                      to the bad call), then "done"
  *
@@ -53,89 +54,90 @@ static void setup(void)
 
 static int intact(void) { return hipHostUnregister(reg) == hipSuccess; }
 
-/* The cases: name, then the call (its value is the result printed). */
-#define CASES(X)                                                                         \
-    X(register_null, hipHostRegister(NULL, PG, 0))                                       \
-    X(register_size0, hipHostRegister(reg + 5 * PG, 0, 0))                               \
-    X(register_size_max, hipHostRegister(reg + 5 * PG, SIZE_MAX, 0))                     \
-    X(register_wraps, hipHostRegister(reg + 5 * PG, UINTPTR_MAX - (uintptr_t)reg, 0))    \
-    X(register_kernel_addr, hipHostRegister(KERNEL_ADDR, PG, 0))                         \
-    X(register_bad_flags, hipHostRegister(reg - 2 * PG, PG, 0x80000000u))                \
-    X(register_unaligned, hipHostRegister(reg - 2 * PG + 1, 100, 0))                     \
-    X(register_overlapping, hipHostRegister(reg + PG, PG, 0))                            \
-    X(register_unmapped, hipHostRegister(unmapped(), PG, 0))                             \
-    X(unregister_null, hipHostUnregister(NULL))                                          \
-    X(unregister_unknown, hipHostUnregister(reg - 2 * PG))                               \
-    X(unregister_unaligned, hipHostUnregister(reg + 1))                                  \
-    X(unregister_interior, hipHostUnregister(reg + PG))                                  \
-    X(unregister_kernel_addr, hipHostUnregister(KERNEL_ADDR))                            \
-    X(unregister_twice, (hipHostUnregister(reg), hipHostUnregister(reg)))                \
-    X(hipfree_null, hipFree(NULL))                                                       \
-    X(hipfree_host_pointer, hipFree(reg + 8))                                            \
-    X(hipfree_kernel_addr, hipFree(KERNEL_ADDR))                                         \
-    X(hipfree_unaligned_device, hipfree_unaligned())                                     \
-    X(attributes_null_attr, hipPointerGetAttributes(NULL, reg))                          \
-    X(attributes_null_ptr, attr_of(NULL))                                                \
-    X(attributes_kernel_addr, attr_of(KERNEL_ADDR))                                      \
-    X(attributes_unaligned_interior, attr_of(reg + 4097))                                \
-    X(devptr_null_out, hipHostGetDevicePointer(NULL, reg, 0))                            \
-    X(devptr_null_ptr, devptr_of(NULL, 0))                                               \
-    X(devptr_bad_flags, devptr_of(reg, 7))                                               \
-    X(devptr_kernel_addr, devptr_of(KERNEL_ADDR, 0))                                     \
-    X(flags_null_out, hipHostGetFlags(NULL, reg))                                        \
-    X(flags_null_ptr, flags_of(NULL))                                                    \
-    X(flags_kernel_addr, flags_of(KERNEL_ADDR))                                          \
-    X(stream_create_null, hipStreamCreate(NULL))                                         \
-    X(stream_create_flags_null, hipStreamCreateWithFlags(NULL, 0))                       \
-    X(stream_create_bad_flags, stream_with_flags(0x7fffffff))                            \
-    X(stream_create_priority_null, hipStreamCreateWithPriority(NULL, 0, 0))              \
-    X(stream_destroy_null, hipStreamDestroy(NULL))                                       \
-    X(stream_destroy_destroyed, hipStreamDestroy(dead))                                  \
-    X(capture_begin_destroyed, hipStreamBeginCapture(dead, hipStreamCaptureModeGlobal))  \
-    X(capture_begin_null_stream, hipStreamBeginCapture(NULL, hipStreamCaptureModeGlobal)) \
-    X(capture_begin_bad_mode, capture_bad_mode())                                        \
-    X(capture_end_destroyed, end_capture(dead))                                          \
-    X(capture_end_null_graph, capture_end_null())                                        \
-    X(capture_end_not_capturing, end_capture(live_stream()))                             \
-    X(callback_null_fn, hipStreamAddCallback(live_stream(), NULL, NULL, 0))              \
-    X(callback_destroyed, hipStreamAddCallback(dead, nop_cb, NULL, 0))                   \
-    X(callback_bad_flags, hipStreamAddCallback(live_stream(), nop_cb, NULL, 5))          \
-    X(hostfunc_null_fn, launch_host_func(live_stream(), NULL, NULL))                    \
-    X(hostfunc_destroyed, launch_host_func(dead, nop_fn, NULL))                         \
-    X(hostfunc_other_device, hostfunc_other_device())                                    \
-    X(procaddr_null_symbol, procaddr("", 1))                                             \
-    X(procaddr_null_out, get_proc("hipHostRegister", NULL, NULL))                        \
-    X(procaddr_unknown, procaddr("hipNoSuchFunction", 0))                                \
-    X(memcpy_null_dst, hipMemcpyAsync(NULL, reg, 16, hipMemcpyHostToHost, NULL))         \
-    X(memcpy_bad_kind, hipMemcpyAsync(reg, reg + PG, 16, (hipMemcpyKind)77, NULL))       \
-    X(memcpy_destroyed_stream, hipMemcpyAsync(reg, reg + PG, 16, hipMemcpyHostToHost, dead)) \
-    X(memcpy_other_device_stream, memcpy_other_device())                                 \
-    X(realloc_size_max, realloc_huge())                                                  \
-    X(munmap_len0, munmap(reg, 0))                                                       \
-    X(munmap_unaligned, munmap(reg + 1, PG))                                             \
-    X(munmap_size_max, munmap(reg, SIZE_MAX))                                            \
-    X(munmap_wraps, munmap(reg, UINTPTR_MAX - (uintptr_t)reg + 1 + PG))                  \
-    X(munmap_kernel_addr, munmap(KERNEL_ADDR, PG))                                       \
-    X(mremap_bad_flags, ptr_rc(mremap(reg, PG, PG, 0x40)))                               \
-    X(mremap_size_max, ptr_rc(mremap(reg, PG, SIZE_MAX, MREMAP_MAYMOVE)))                \
-    X(mremap_old_size_past_mapping, ptr_rc(mremap(reg, 64 * PG, 64 * PG, MREMAP_MAYMOVE))) \
-    X(mremap_unaligned, ptr_rc(mremap(reg + 1, PG, 2 * PG, MREMAP_MAYMOVE)))             \
-    X(mremap_fixed_overlapping, ptr_rc(mremap(reg, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, reg + PG))) \
-    X(madvise_size_max, madvise(reg, SIZE_MAX, MADV_DONTNEED))                           \
-    X(madvise_unaligned, madvise(reg + 1, PG, MADV_DONTNEED))                            \
-    X(madvise_bad_advice, madvise(reg, PG, 9999))                                        \
-    X(madvise_kernel_addr, madvise(KERNEL_ADDR, PG, MADV_DONTNEED))                      \
-    X(mmap_fixed_unaligned, ptr_rc(mmap(reg + 1, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))) \
-    X(mmap_fixed_size_max, ptr_rc(mmap(reg, SIZE_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))) \
-    X(mmap_fixed_kernel_addr, ptr_rc(mmap(KERNEL_ADDR, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))) \
-    X(mmap_fixed_bad_fd, ptr_rc(mmap(reg, PG, PROT_READ, MAP_SHARED | MAP_FIXED, 999, 0))) \
-    X(shmdt_null, shmdt(null_ptr))                                                       \
-    X(shmdt_unaligned, shmdt(reg + 1))                                                   \
-    X(shmdt_not_shm, shmdt(reg))                                                         \
-    X(shmdt_kernel_addr, shmdt(KERNEL_ADDR))                                             \
-    X(dlsym_unknown_name, dlsym_rc(RTLD_DEFAULT, "safepin_no_such_symbol"))              \
-    X(dlsym_self_hooked_name, dlsym_rc(dl_self(), "hipHostRegister"))                    \
-    X(dlclose_bad_handle, dlclose_bad())
+/* The cases: name, the public entry point it calls, then the call (its
+ * value is the result printed). */
+#define CASES(X)                                                                                   \
+    X(register_null, hipHostRegister, hipHostRegister(NULL, PG, 0))                                \
+    X(register_size0, hipHostRegister, hipHostRegister(reg + 5 * PG, 0, 0))                        \
+    X(register_size_max, hipHostRegister, hipHostRegister(reg + 5 * PG, SIZE_MAX, 0))              \
+    X(register_wraps, hipHostRegister, hipHostRegister(reg + 5 * PG, UINTPTR_MAX - (uintptr_t)reg, 0)) \
+    X(register_kernel_addr, hipHostRegister, hipHostRegister(KERNEL_ADDR, PG, 0))                  \
+    X(register_bad_flags, hipHostRegister, hipHostRegister(reg - 2 * PG, PG, 0x80000000u))         \
+    X(register_unaligned, hipHostRegister, hipHostRegister(reg - 2 * PG + 1, 100, 0))              \
+    X(register_overlapping, hipHostRegister, hipHostRegister(reg + PG, PG, 0))                     \
+    X(register_unmapped, hipHostRegister, hipHostRegister(unmapped(), PG, 0))                      \
+    X(unregister_null, hipHostUnregister, hipHostUnregister(NULL))                                 \
+    X(unregister_unknown, hipHostUnregister, hipHostUnregister(reg - 2 * PG))                      \
+    X(unregister_unaligned, hipHostUnregister, hipHostUnregister(reg + 1))                         \
+    X(unregister_interior, hipHostUnregister, hipHostUnregister(reg + PG))                         \
+    X(unregister_kernel_addr, hipHostUnregister, hipHostUnregister(KERNEL_ADDR))                   \
+    X(unregister_twice, hipHostUnregister, (hipHostUnregister(reg), hipHostUnregister(reg)))       \
+    X(hipfree_null, hipFree, hipFree(NULL))                                                        \
+    X(hipfree_host_pointer, hipFree, hipFree(reg + 8))                                             \
+    X(hipfree_kernel_addr, hipFree, hipFree(KERNEL_ADDR))                                          \
+    X(hipfree_unaligned_device, hipFree, hipfree_unaligned())                                      \
+    X(attributes_null_attr, hipPointerGetAttributes, hipPointerGetAttributes(NULL, reg))           \
+    X(attributes_null_ptr, hipPointerGetAttributes, attr_of(NULL))                                 \
+    X(attributes_kernel_addr, hipPointerGetAttributes, attr_of(KERNEL_ADDR))                       \
+    X(attributes_unaligned_interior, hipPointerGetAttributes, attr_of(reg + 4097))                 \
+    X(devptr_null_out, hipHostGetDevicePointer, hipHostGetDevicePointer(NULL, reg, 0))             \
+    X(devptr_null_ptr, hipHostGetDevicePointer, devptr_of(NULL, 0))                                \
+    X(devptr_bad_flags, hipHostGetDevicePointer, devptr_of(reg, 7))                                \
+    X(devptr_kernel_addr, hipHostGetDevicePointer, devptr_of(KERNEL_ADDR, 0))                      \
+    X(flags_null_out, hipHostGetFlags, hipHostGetFlags(NULL, reg))                                 \
+    X(flags_null_ptr, hipHostGetFlags, flags_of(NULL))                                             \
+    X(flags_kernel_addr, hipHostGetFlags, flags_of(KERNEL_ADDR))                                   \
+    X(stream_create_null, hipStreamCreate, hipStreamCreate(NULL))                                  \
+    X(stream_create_flags_null, hipStreamCreateWithFlags, hipStreamCreateWithFlags(NULL, 0))       \
+    X(stream_create_bad_flags, hipStreamCreateWithFlags, stream_with_flags(0x7fffffff))            \
+    X(stream_create_priority_null, hipStreamCreateWithPriority, hipStreamCreateWithPriority(NULL, 0, 0)) \
+    X(stream_destroy_null, hipStreamDestroy, hipStreamDestroy(NULL))                               \
+    X(stream_destroy_destroyed, hipStreamDestroy, hipStreamDestroy(dead))                          \
+    X(capture_begin_destroyed, hipStreamBeginCapture, hipStreamBeginCapture(dead, hipStreamCaptureModeGlobal)) \
+    X(capture_begin_null_stream, hipStreamBeginCapture, hipStreamBeginCapture(NULL, hipStreamCaptureModeGlobal)) \
+    X(capture_begin_bad_mode, hipStreamBeginCapture, capture_bad_mode())                           \
+    X(capture_end_destroyed, hipStreamEndCapture, end_capture(dead))                               \
+    X(capture_end_null_graph, hipStreamEndCapture, capture_end_null())                             \
+    X(capture_end_not_capturing, hipStreamEndCapture, end_capture(live_stream()))                  \
+    X(callback_null_fn, hipStreamAddCallback, hipStreamAddCallback(live_stream(), NULL, NULL, 0))  \
+    X(callback_destroyed, hipStreamAddCallback, hipStreamAddCallback(dead, nop_cb, NULL, 0))       \
+    X(callback_bad_flags, hipStreamAddCallback, hipStreamAddCallback(live_stream(), nop_cb, NULL, 5)) \
+    X(hostfunc_null_fn, hipLaunchHostFunc, launch_host_func(live_stream(), NULL, NULL))            \
+    X(hostfunc_destroyed, hipLaunchHostFunc, launch_host_func(dead, nop_fn, NULL))                 \
+    X(hostfunc_other_device, hipLaunchHostFunc, hostfunc_other_device())                           \
+    X(procaddr_null_symbol, hipGetProcAddress, procaddr("", 1))                                    \
+    X(procaddr_null_out, hipGetProcAddress, get_proc("hipHostRegister", NULL, NULL))               \
+    X(procaddr_unknown, hipGetProcAddress, procaddr("hipNoSuchFunction", 0))                       \
+    X(memcpy_null_dst, hipMemcpyAsync, hipMemcpyAsync(NULL, reg, 16, hipMemcpyHostToHost, NULL))   \
+    X(memcpy_bad_kind, hipMemcpyAsync, hipMemcpyAsync(reg, reg + PG, 16, (hipMemcpyKind)77, NULL)) \
+    X(memcpy_destroyed_stream, hipMemcpyAsync, hipMemcpyAsync(reg, reg + PG, 16, hipMemcpyHostToHost, dead)) \
+    X(memcpy_other_device_stream, hipMemcpyAsync, memcpy_other_device())                           \
+    X(realloc_size_max, realloc, realloc_huge())                                                   \
+    X(munmap_len0, munmap, munmap(reg, 0))                                                         \
+    X(munmap_unaligned, munmap, munmap(reg + 1, PG))                                               \
+    X(munmap_size_max, munmap, munmap(reg, SIZE_MAX))                                              \
+    X(munmap_wraps, munmap, munmap(reg, UINTPTR_MAX - (uintptr_t)reg + 1 + PG))                    \
+    X(munmap_kernel_addr, munmap, munmap(KERNEL_ADDR, PG))                                         \
+    X(mremap_bad_flags, mremap, ptr_rc(mremap(reg, PG, PG, 0x40)))                                 \
+    X(mremap_size_max, mremap, ptr_rc(mremap(reg, PG, SIZE_MAX, MREMAP_MAYMOVE)))                  \
+    X(mremap_old_size_past_mapping, mremap, ptr_rc(mremap(reg, 64 * PG, 64 * PG, MREMAP_MAYMOVE))) \
+    X(mremap_unaligned, mremap, ptr_rc(mremap(reg + 1, PG, 2 * PG, MREMAP_MAYMOVE)))               \
+    X(mremap_fixed_overlapping, mremap, ptr_rc(mremap(reg, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, reg + PG))) \
+    X(madvise_size_max, madvise, madvise(reg, SIZE_MAX, MADV_DONTNEED))                            \
+    X(madvise_unaligned, madvise, madvise(reg + 1, PG, MADV_DONTNEED))                             \
+    X(madvise_bad_advice, madvise, madvise(reg, PG, 9999))                                         \
+    X(madvise_kernel_addr, madvise, madvise(KERNEL_ADDR, PG, MADV_DONTNEED))                       \
+    X(mmap_fixed_unaligned, mmap, ptr_rc(mmap(reg + 1, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))) \
+    X(mmap_fixed_size_max, mmap, ptr_rc(mmap(reg, SIZE_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))) \
+    X(mmap_fixed_kernel_addr, mmap, ptr_rc(mmap(KERNEL_ADDR, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))) \
+    X(mmap_fixed_bad_fd, mmap, ptr_rc(mmap(reg, PG, PROT_READ, MAP_SHARED | MAP_FIXED, 999, 0)))   \
+    X(shmdt_null, shmdt, shmdt(null_ptr))                                                          \
+    X(shmdt_unaligned, shmdt, shmdt(reg + 1))                                                      \
+    X(shmdt_not_shm, shmdt, shmdt(reg))                                                            \
+    X(shmdt_kernel_addr, shmdt, shmdt(KERNEL_ADDR))                                                \
+    X(dlsym_unknown_name, dlsym, dlsym_rc(RTLD_DEFAULT, "safepin_no_such_symbol"))                 \
+    X(dlsym_self_hooked_name, dlsym, dlsym_rc(dl_self(), "hipHostRegister"))                       \
+    X(dlclose_bad_handle, dlclose, dlclose_bad())
 
 /* ROCm 6.2+ only (not in the 5.2 headers): looked up, as programs built
  * for both do. */
@@ -285,12 +287,14 @@ static long ptr_rc(void *p) { return p == MAP_FAILED ? -1 : 0; }
 static void *dl_self(void) { return dlopen(NULL, RTLD_NOW); }
 static long dlsym_rc(void *h, const char *name) { return dlsym(h, name) != NULL; }
 
-#define NAME(n, call) #n,
+#define NAME(n, entry, call) #n,
 static const char *const names[] = {CASES(NAME)};
+#define ENTRY(n, entry, call) #entry,
+static const char *const entries[] = {CASES(ENTRY)};
 
 static long run(int i)
 {
-#define RUN(n, call) if (i == k++) return (long)(call);
+#define RUN(n, entry, call) if (i == k++) return (long)(call);
     int k = 0;
     CASES(RUN)
 #undef RUN
@@ -308,6 +312,7 @@ int main(int argc, char **argv)
     for (int i = 0; argc == 2 && i < n; i++) {
         if (strcmp(argv[1], names[i]) != 0)
             continue;
+        printf("call %s\n", entries[i]);
         setup();
         errno = 0;
         long rc = run(i);

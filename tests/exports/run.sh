@@ -27,7 +27,7 @@ list_names() {
         '#define SP_CU(kind, ret, name, params) CU_##kind name' \
         '#include "hip.inc"' '#include "libc.inc"' '#include "cuda_real.inc"' |
         cpp -P -Iruntime -Icuda - |
-        awk '$1 == "HIP_HOOK" || $1 == "LIBC" || $1 == "CU_HOOK" { print $2 }' | sort
+        awk '$1 == "HIP_HOOK" || $1 == "LIBC" || $1 == "CU_HOOK" || $1 == "CU_RT" { print $2 }' | sort
 }
 # The global names of a version script (between "global:" and "local:").
 map_names() {

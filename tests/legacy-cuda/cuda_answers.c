@@ -2,7 +2,8 @@
  * cuda_answers.c - the driver's answers to bad or unusual arguments, which
  * programs test for: NULL or size 0, an unknown or stack pointer, an
  * interior pointer (the range keeps working), a double unregister,
- * cuMemFree_v2 of a registered host pointer, an overlapping register.
+ * cuMemFree_v2 of a registered host pointer, an overlapping register, NULL
+ * outputs (passed through by safepin, with an api-error line).
  * No hazard on the bare driver (the codes are the H200's, DESIGN section 3):
  * the program checks that safepin gives the same codes (G10, G11).
  */
@@ -64,6 +65,9 @@ int main(void)
     CUresult a = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                        (CUdeviceptr)(uintptr_t)buf);
     expect("attribute after unregister", a, CUDA_ERROR_INVALID_VALUE);
+    /* Calls safepin passes through (its api-error line names them). */
+    expect("flags into NULL", cuMemHostGetFlags(NULL, buf), CUDA_ERROR_INVALID_VALUE);
+    expect("stream into NULL", cuStreamCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE);
     CHECK(cuMemFree_v2(d));
     CHECK(cuStreamDestroy_v2(s));
     munmap(buf, N * sizeof(int));

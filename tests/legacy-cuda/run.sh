@@ -21,18 +21,20 @@
 #
 # program                without safepin      with safepin
 TABLE='
-reregister_after_munmap  already-registered   freed-while-registered,!runtime-error
-stale_reuse              stale                freed-while-registered,!runtime-error
-lost_writes_free         lost                 freed-while-registered,!runtime-error
-identical_reregister     already-registered   nested-register,!runtime-error
-unreg_in_callback        not-permitted        !runtime-error
-launch_stall             stall                !runtime-error
-unreg_stall              stall                opts=unregister=async;!runtime-error
-capture_unregister       capture-invalidated  !runtime-error
-implicit_sync_reader     clean                !runtime-error
-cuda_answers             clean                invalid-argument,unregister-unknown,unregister-interior,double-unregister,hipfree-host-pointer,overlapping-register
-leak_at_exit             clean                leak-at-exit
-ctx_destroy              clean                !runtime-error
+reregister_after_munmap  already-registered   freed-while-registered,!runtime-error,!api-error
+stale_reuse              stale                freed-while-registered,!runtime-error,!api-error
+lost_writes_free         lost                 freed-while-registered,!runtime-error,!api-error
+identical_reregister     already-registered   nested-register,!runtime-error,!api-error
+unreg_in_callback        not-permitted        !runtime-error,!api-error
+unreg_in_callback_rt     not-permitted        !runtime-error,!api-error
+two_runtimes             clean                !runtime-error,!api-error
+launch_stall             stall                !runtime-error,!api-error
+unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
+capture_unregister       capture-invalidated  !runtime-error,!api-error
+implicit_sync_reader     clean                !runtime-error,!api-error
+cuda_answers             clean                invalid-argument,unregister-unknown,unregister-interior,double-unregister,hipfree-host-pointer,overlapping-register,api-error
+leak_at_exit             clean                leak-at-exit,!api-error
+ctx_destroy              clean                !runtime-error,!api-error
 '
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device

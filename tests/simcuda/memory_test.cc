@@ -169,6 +169,32 @@ TEST(SimcudaRegister, UnregisterInsideAHostFunctionIs800AndTheRangeStays)
     munmap(p, page());
 }
 
+static void h_driver_calls(void *a)
+{
+    CUresult *r = (CUresult *)a;
+    CUcontext c = nullptr;
+    CUdevice d = -1;
+    r[0] = cuCtxGetCurrent(&c);
+    r[1] = cuCtxGetDevice(&d);
+    r[2] = cuStreamQuery(nullptr);
+}
+
+// H200 (traced with cuda-gdb): inside a host function the driver refuses
+// cuCtxGetCurrent too, which is how NVIDIA's runtime fails every call there.
+TEST(SimcudaRegister, InsideAHostFunctionEveryDriverCallIs800)
+{
+    sc_ctx();
+    CUresult r[3] = { CUDA_ERROR_UNKNOWN, CUDA_ERROR_UNKNOWN, CUDA_ERROR_UNKNOWN };
+    ASSERT_EQ(cuLaunchHostFunc(nullptr, h_driver_calls, r), CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    EXPECT_EQ(r[0], CUDA_ERROR_NOT_PERMITTED);
+    EXPECT_EQ(r[1], CUDA_ERROR_NOT_PERMITTED);
+    EXPECT_EQ(r[2], CUDA_ERROR_NOT_PERMITTED);
+    CUcontext c = nullptr;
+    EXPECT_EQ(cuCtxGetCurrent(&c), CUDA_SUCCESS); // outside it, answered again
+    EXPECT_NE(c, nullptr);
+}
+
 TEST(SimcudaRegister, AfterMunmapThePagesStayPinnedAndTheAddressIs712)
 {
     sc_ctx();

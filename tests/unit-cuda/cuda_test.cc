@@ -8,6 +8,7 @@
 #include <thread>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "cu_face.h"
 #include "cuda_hooks.h"
 #include "cuda_real.h"
 #include "diag.h"
@@ -102,14 +103,7 @@ class CudaFace : public ::testing::Test {
     CUcontext ctx = nullptr;
     void SetUp() override
     {
-        sp_init();
-        ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-        CUdevice dev;
-        ASSERT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
-        ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
-        ASSERT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-        sp_cu_enter();
-        ASSERT_TRUE(sp_cu_active());
+        ASSERT_NO_FATAL_FAILURE(cu_face_enter(&ctx));
         if (!g_saved_unregister) {
             g_saved_unregister = sp_cu.cuMemHostUnregister;
             sp_cu.cuMemHostUnregister = wrap_unregister;
@@ -420,6 +414,54 @@ TEST_F(CudaFace, UnregisterInAHostFunctionIsDeferredNot800)
     sp_reaper_drain(10000);
     EXPECT_FALSE(driver_has(p));
     munmap(p, page());
+}
+
+// NVIDIA's shared runtime refuses cudaHostUnregister inside a host function
+// with 800 before it reaches the driver; safepin's cudaHostUnregister takes
+// the call there (deferred, G8) and leaves every other call to the runtime.
+TEST_F(CudaFace, RuntimeUnregisterInAHostFunctionIsDeferred)
+{
+    char *p = map_pages(1), *q = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(reg(q, page()), SP_CUDA_SUCCESS);
+    sp_CUstream s = stream();
+    static std::atomic<int> rc{-1};
+    static char *target;
+    target = p;
+    auto fn = [](void *) { rc = sp_cudart_host_unregister(target, nullptr); };
+    ASSERT_EQ(sp_cu_launch_host_func(sp_cu.cuLaunchHostFunc, s, fn, nullptr), SP_CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
+    EXPECT_EQ(rc.load(), 0);
+    sp_reaper_drain(10000);
+    EXPECT_FALSE(driver_has(p));
+    // Outside a host function the runtime's own function answers; this
+    // process has none, so: cudaErrorInitializationError, q untouched.
+    EXPECT_EQ(sp_cudart_host_unregister(q, nullptr), 3);
+    EXPECT_TRUE(driver_has(q));
+    EXPECT_EQ(sp_cu_host_unregister(q), SP_CUDA_SUCCESS);
+    sp_reaper_drain(10000);
+    munmap(p, page());
+    munmap(q, page());
+}
+
+// The driver refuses cuStreamDestroy in a host function and the stream
+// lives on: the same answer under safepin, and the stream keeps working.
+TEST_F(CudaFace, StreamDestroyInAHostFunctionIsTheDriversAnswer)
+{
+    sp_CUstream s = stream();
+    static sp_CUstream victim;
+    static std::atomic<int> bare{-1}, hooked{-1};
+    victim = stream();
+    auto fn = [](void *) {
+        bare = sp_cu.cuStreamDestroy_v2(victim);
+        hooked = sp_cu_stream_destroy(sp_cu.cuStreamDestroy_v2, victim);
+    };
+    ASSERT_EQ(sp_cu_launch_host_func(sp_cu.cuLaunchHostFunc, s, fn, nullptr), SP_CUDA_SUCCESS);
+    ASSERT_EQ(cuStreamSynchronize((CUstream)s), CUDA_SUCCESS);
+    EXPECT_NE(bare.load(), SP_CUDA_SUCCESS);
+    EXPECT_EQ(hooked.load(), bare.load());
+    EXPECT_EQ(cuStreamQuery((CUstream)victim), CUDA_SUCCESS);
+    EXPECT_EQ(sp_cu_stream_destroy(sp_cu.cuStreamDestroy_v2, victim), SP_CUDA_SUCCESS);
 }
 
 TEST_F(CudaFace, ContextDestroySettlesItsPendingReleases)

@@ -1,0 +1,112 @@
+/*
+ * api_error.c - the api-error diagnostic (see api_error.h): one helper for
+ * the HIP hooks, the CUDA face and the libc hooks.
+ */
+#include "api_error.h"
+#include "diag.h"
+#include "lock.h"
+#include "options.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* How deep this thread is in the program's calls into hooks: 1 inside the
+ * outermost, more inside a hook the runtime (or safepin) called from there;
+ * a large value on safepin's own threads. */
+static __thread int tls_depth __attribute__((tls_model("initial-exec")));
+/* The outermost call's logic said its error answers a probe. */
+static __thread int tls_probe __attribute__((tls_model("initial-exec")));
+
+void sp_api_enter(sp_api_call *c)
+{
+    c->diags = sp_diag_thread_count();
+    if (tls_depth++ == 0)
+        tls_probe = 0;
+}
+
+void sp_api_leave(void) { tls_depth--; }
+
+void sp_api_probe(void) { tls_probe = 1; }
+
+void sp_api_own_thread(void) { tls_depth = 1 << 20; }
+
+/* 1 if code describes the runtime's state, not the call's arguments. */
+static int is_state_error(const sp_rt_ops *o, int code)
+{
+    if (code == o->err_gone)
+        return 1;
+    for (const int *e = o->state_errors; e && *e; e++)
+        if (*e == code)
+            return 1;
+    return 0;
+}
+
+/* args as "a, b, c" into buf. */
+static void format_args(char *buf, size_t size, const sp_api_arg *a, int n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && o < size; i++) {
+        const char *sep = i ? ", " : "";
+        int w;
+        if (a[i].kind == 'p')
+            w = a[i].v ? snprintf(buf + o, size - o, "%s0x%llx", sep, a[i].v)
+                       : snprintf(buf + o, size - o, "%sNULL", sep);
+        else if (a[i].kind == 'x')
+            w = snprintf(buf + o, size - o, "%s0x%llx", sep, a[i].v);
+        else if (a[i].kind == 'd')
+            w = snprintf(buf + o, size - o, "%s%lld", sep, (long long)a[i].v);
+        else
+            w = snprintf(buf + o, size - o, "%s%llu", sep, a[i].v);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+}
+
+/* The line itself; nothing it calls counts as the program's. */
+static void emit(const char *call, const char *args, const char *note, const char *answer,
+                 const char *whose)
+{
+    int saved = errno;
+    tls_depth++;
+    sp_diag(SP_API_ERROR, NULL,
+            "%s(%s)%s: %s, %s answer to the program's arguments, passed through", call, args,
+            note, answer, whose);
+    tls_depth--;
+    errno = saved;
+}
+
+void sp_api_failed(const sp_api_call *c, int rt, const char *call, const char *note, int code,
+                   const sp_api_arg *args, int n)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!sp_opt.api_errors || tls_depth != 1 || tls_probe || code == 0 ||
+        is_state_error(o, code) || sp_diag_thread_count() != c->diags)
+        return;
+    int saved = errno;
+    char a[192], answer[96];
+    format_args(a, sizeof(a), args, n);
+    const char *name = o->error_name ? o->error_name(code) : NULL;
+    snprintf(answer, sizeof(answer), "%s (%d)", name ? name : "error", code);
+    errno = saved;
+    emit(call, a, note ? note : "", answer, rt == SP_RT_CUDA ? "the driver's" : "the runtime's");
+}
+
+void sp_api_libc_failed(const char *call, const char *result, int err, int fault,
+                        const sp_api_arg *args, int n)
+{
+    if (!fault || !sp_opt.api_errors || tls_depth != 0 || sp_lock_held())
+        return;
+    char a[192], answer[96];
+    format_args(a, sizeof(a), args, n);
+    const char *name = err ? strerrorname_np(err) : NULL;
+    if (err)
+        snprintf(answer, sizeof(answer), "%s, errno %s (%d)", result, name ? name : "?", err);
+    else
+        snprintf(answer, sizeof(answer), "%s", result);
+    emit(call, a, "", answer, "the system's");
+    errno = err;
+}
