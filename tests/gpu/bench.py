@@ -36,6 +36,10 @@ EXPS = {
     "revive": (["revive", "samples=9", "mib=256"], SLOW, "", {}),
     "pipeline": (["pipeline", "iters=200"], REPS, "", {}),
     "pipeline_async": (["pipeline", "iters=200"], REPS, "unregister=async", {}),
+    # The release hold's choice for freed memory (hold_freed, reaper/hold.c),
+    # measured both ways: compared with pipeline_async's native runs.
+    "pipeline_async_holdfreed": (["pipeline", "iters=200"], REPS,
+                                 "unregister=async:hold_freed=1", {}),
     "release": (["release", "samples=100"], SLOW, "", {}),
     "free0": (["free", "live=0"], REPS, "", {}),
     "floor0": (["free", "live=0"], REPS, "", {"LD_PRELOAD": FLOOR}),
@@ -148,6 +152,9 @@ def build_rows():
         "ratio <= 0.6", ratio_le(0.6))
     row("pipeline", "wall, 4 streams x 200 (unregister=async)", "pipeline_async", "wall_ms", "ms",
         "ratio <= 0.6", ratio_le(0.6))
+    row("pipeline", "wall, async, hold_freed=1 (freed memory held too; extra)",
+        "pipeline_async_holdfreed", "wall_ms", "ms", "-",
+        lambda n, s, r: ("%.3f" % r, None), native_from="pipeline_async")
     row("release-latency", "p50, kernel end -> real unregister", "release", "p50_us", "us",
         "(reported)", lambda n, s, r: (fmt(s["median"], "us"), None))
     row("release-latency", "p99, kernel end -> real unregister", "release", "p99_us", "us",
@@ -190,7 +197,8 @@ def main():
     for rep in range(max(EXPS[n][1] for n in names)):
         for n in names:
             if rep < EXPS[n][1]:
-                run_one(n, "native")
+                if n != "pipeline_async_holdfreed":  # its native runs: pipeline_async's
+                    run_one(n, "native")
                 if n != "floor0":
                     run_one(n, "safepin")
         log("round %d done (%.0f s)" % (rep + 1, time.monotonic() - t0))
