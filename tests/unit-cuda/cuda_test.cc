@@ -41,17 +41,15 @@ void k_gate(void *arg)
 // Set by a test: the first real unregister after it starts this gate kernel
 // on this stream, right after the driver returned (the device turns busy
 // between two of the reaper's real unregisters).
-Gate *g_busy_after;
-CUstream g_busy_stream;
+std::atomic<Gate *> g_busy_after{nullptr};
+std::atomic<CUstream> g_busy_stream{nullptr};
 
 sp_CUresult wrap_unregister(void *p)
 {
     g_real_unregister++;
     sp_CUresult e = g_saved_unregister(p);
-    if (Gate *g = g_busy_after) {
-        g_busy_after = nullptr;
-        simcudaLaunchKernel(g_busy_stream, k_gate, g);
-    }
+    if (Gate *g = g_busy_after.exchange(nullptr))
+        simcudaLaunchKernel(g_busy_stream.load(), k_gate, g);
     return e;
 }
 
