@@ -59,4 +59,36 @@ static inline int lc_verify(const char *what, const int *p, size_t n, int seed)
     return 1;
 }
 
+/* The staging pipeline of the host-function programs: each batch fills
+ * staging (n ints), pins it with reg, copies it to the device, enqueues
+ * unpin(staging) as a host function with launch, copies it back and checks
+ * it. 1 when every batch came back right; a failing call exits (CHECK). */
+static inline int lc_staging_batches(int *staging, size_t n, int batches,
+                                     CUresult (*reg)(void *, size_t),
+                                     CUresult (*launch)(CUstream, CUhostFn, void *), CUhostFn unpin)
+{
+    CUstream s;
+    CUdeviceptr d;
+    int *out;
+    size_t bytes = n * sizeof(int);
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc_v2(&d, bytes));
+    CHECK(cuMemHostAlloc((void **)&out, bytes, 0));
+    int ok = 1;
+    for (int b = 0; ok && b < batches; b++) {
+        for (size_t i = 0; i < n; i++)
+            staging[i] = lc_pattern(i, b);
+        CHECK(reg(staging, bytes));
+        CHECK(cuMemcpyHtoDAsync_v2(d, staging, bytes, s));
+        CHECK(launch(s, unpin, staging));
+        CHECK(cuMemcpyDtoHAsync_v2(out, d, bytes, s));
+        CHECK(cuStreamSynchronize(s));
+        ok = lc_verify("batch", out, n, b);
+    }
+    CHECK(cuMemFreeHost(out));
+    CHECK(cuMemFree_v2(d));
+    CHECK(cuStreamDestroy_v2(s));
+    return ok;
+}
+
 #endif

@@ -25,29 +25,13 @@ static void unpin(void *p)
     }
 }
 
+static CUresult pin(void *p, size_t n) { return cuMemHostRegister_v2(p, n, 0); }
+
 int main(void)
 {
     lc_init();
-    CUstream s;
-    CUdeviceptr d;
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CHECK(cuMemAlloc_v2(&d, sizeof staging));
-    int *out;
-    CHECK(cuMemHostAlloc((void **)&out, sizeof staging, 0));
-    for (int b = 0; b < BATCHES; b++) {
-        for (int i = 0; i < N; i++)
-            staging[i] = lc_pattern((size_t)i, b);
-        CHECK(cuMemHostRegister_v2(staging, sizeof staging, 0));
-        CHECK(cuMemcpyHtoDAsync_v2(d, staging, sizeof staging, s));
-        CHECK(cuLaunchHostFunc(s, unpin, staging));
-        CHECK(cuMemcpyDtoHAsync_v2(out, d, sizeof staging, s));
-        CHECK(cuStreamSynchronize(s));
-        if (!lc_verify("batch", out, N, b))
-            return 1;
-    }
-    CHECK(cuMemFreeHost(out));
-    CHECK(cuMemFree_v2(d));
-    CHECK(cuStreamDestroy_v2(s));
+    if (!lc_staging_batches(staging, N, BATCHES, pin, cuLaunchHostFunc, unpin))
+        return 1;
     if (in_callback != CUDA_SUCCESS)
         return 1;
     printf("OK\n");

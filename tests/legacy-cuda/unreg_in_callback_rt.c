@@ -28,40 +28,23 @@ static void unpin(void *p)
     }
 }
 
-/* A runtime call that must succeed. */
-#define RT(call) CHECK((CUresult)(call))
+/* The runtime's calls, as the pipeline takes them. */
+static CUresult pin(void *p, size_t n) { return (CUresult)cudaHostRegister(p, n, 0); }
+static CUresult enqueue(CUstream s, CUhostFn fn, void *ud) { return (CUresult)cudaLaunchHostFunc(s, fn, ud); }
 
 int main(void)
 {
     lc_init();
-    CUstream s;
-    CUdeviceptr d;
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CHECK(cuMemAlloc_v2(&d, sizeof staging));
-    int *out;
-    CHECK(cuMemHostAlloc((void **)&out, sizeof staging, 0));
-    for (int b = 0; b < BATCHES; b++) {
-        for (int i = 0; i < N; i++)
-            staging[i] = lc_pattern((size_t)i, b);
-        RT(cudaHostRegister(staging, sizeof staging, 0));
-        CHECK(cuMemcpyHtoDAsync_v2(d, staging, sizeof staging, s));
-        RT(cudaLaunchHostFunc(s, unpin, staging));
-        CHECK(cuMemcpyDtoHAsync_v2(out, d, sizeof staging, s));
-        CHECK(cuStreamSynchronize(s));
-        if (!lc_verify("batch", out, N, b))
-            return 1;
-    }
+    if (!lc_staging_batches(staging, N, BATCHES, pin, enqueue, unpin))
+        return 1;
     /* Outside host functions the runtime's own unregister answers. */
-    RT(cudaHostRegister(staging, sizeof staging, 0));
-    RT(cudaHostUnregister(staging));
+    CHECK(pin(staging, sizeof staging));
+    CHECK((CUresult)cudaHostUnregister(staging));
     int again = cudaHostUnregister(staging);
     if (again != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED) {
         fprintf(stderr, "a second cudaHostUnregister returned %d, want 713\n", again);
         return 1;
     }
-    CHECK(cuMemFreeHost(out));
-    CHECK(cuMemFree_v2(d));
-    CHECK(cuStreamDestroy_v2(s));
     if (in_callback != 0)
         return 1;
     printf("OK\n");
