@@ -7,8 +7,6 @@
  * preload library defines cudaHostUnregister itself and forwards it.
  */
 #include <dlfcn.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "legacy_cuda.h"
 #include "minirt.h"
@@ -25,27 +23,24 @@ static int *counter(void *h, const char *name)
     return c;
 }
 
-/* dlopen of rt/libuser12.so by its full path: a name alone is searched
- * with the RUNPATH of dlopen's caller, which is the sanitizer runtime's
- * interceptor when one is preloaded (ASan, TSan), not this program. */
-static void *open_user12(void)
+/* rt/libuser12.so beside this program, by full path: a dlopen interposed by
+ * a sanitizer runtime searches that runtime's paths, not this program's. */
+static void *open_user(void)
 {
     char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
     if (n <= 0)
         return NULL;
     path[n] = 0;
     char *slash = strrchr(path, '/');
-    if (!slash)
-        return NULL;
-    strcpy(slash + 1, "rt/libuser12.so");
+    strcpy(slash ? slash + 1 : path, "rt/libuser12.so");
     return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
 int main(void)
 {
     lc_init();
-    void *user = open_user12();
+    void *user = open_user();
     void *rt12 = dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD);
     void *rt13 = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
     int (*user_unregister)(void *) = user ? (int (*)(void *))dlsym(user, "user12_unregister") : NULL;
