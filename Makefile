@@ -85,6 +85,7 @@ SC_SRC    := $(wildcard simcuda/*.c)
 SC_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(SC_SRC))
 SC_LIB    := $(B)/simcuda/libcuda.so.1
 SC_MAP    := simcuda/libcuda.map
+SC_VLIB   := $(B)/simcuda/versioned/libcuda.so.1
 
 # ---- test programs ------------------------------------------------------
 LEGACY_SRC := $(wildcard tests/legacy/*.c)
@@ -95,6 +96,7 @@ DIAG_SRC   := $(wildcard tests/diag/*.c)
 DIAG_BIN   := $(patsubst tests/diag/%.c,$(B)/tests/diag/%,$(DIAG_SRC))
 REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
+DLVSYM_NEXT := $(B)/tests/reach/libdlvsym_next.so $(B)/tests/reach/libdlvsym_next_dl.so
 ALLOC_SRC  := $(wildcard tests/allocators/*.c)
 ALLOC_BIN  := $(patsubst tests/allocators/%.c,$(B)/tests/allocators/%,$(ALLOC_SRC))
 BADIN_BIN  := $(B)/tests/badinput/badinput
@@ -112,7 +114,8 @@ SCT_BIN    := $(B)/tests/simcuda_tests
 LCUDA_SRC  := $(wildcard tests/legacy-cuda/*.c)
 LCUDA_BIN  := $(patsubst tests/legacy-cuda/%.c,$(B)/tests/legacy-cuda/%,$(LCUDA_SRC))
 RCUDA_BIN  := $(B)/tests/reach-cuda/cudart_lookup $(B)/tests/reach-cuda/dlopen_handle \
-              $(B)/tests/reach-cuda/direct_link $(B)/tests/reach-cuda/dlclose_held $(B)/tests/reach-cuda/hip_and_cuda
+              $(B)/tests/reach-cuda/direct_link $(B)/tests/reach-cuda/dlclose_held $(B)/tests/reach-cuda/hip_and_cuda \
+              $(B)/tests/reach-cuda/dlvsym_lookup
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloor.so \
               $(patsubst bench/cuda/%.c,$(B)/bench/cuda/%,$(wildcard bench/cuda/*.c))
@@ -121,7 +124,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -164,6 +167,15 @@ $(SC_LIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 	  -Wl,--version-script=$(SC_MAP) $(LDFLAGS) -ldl -lrt
 	@ln -sf libcuda.so.1 $(B)/simcuda/libcuda.so
 
+# The same driver with its exports in a version node (SIMCUDA_1): one whose
+# functions a versioned look-up (dlvsym) finds, where the plain one's
+# unversioned names give nothing (tests/reach-cuda).
+$(SC_VLIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
+	@mkdir -p $(dir $@)
+	@sed 's/^{/SIMCUDA_1 {/' $(SC_MAP) >$(dir $@)libcuda.map
+	$(call say,LD,$@)$(CC) -shared -o $@ $(SC_OBJ) $(SIM_OBJ) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions \
+	  -Wl,--version-script=$(dir $@)libcuda.map $(LDFLAGS) -ldl -lrt
+
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
 $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
@@ -199,6 +211,13 @@ $(B)/tests/legacy-cuda/unreg_in_callback_rt: tests/legacy-cuda/unreg_in_callback
 $(B)/tests/reach-cuda/direct_link: tests/reach-cuda/direct_link.c tests/reach-cuda/reach_cuda.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
+
+# Linked with the RTLD_NEXT library of tests/reach (dlvsym_common.h).
+$(B)/tests/reach-cuda/dlvsym_lookup: tests/reach-cuda/dlvsym_lookup.c tests/reach-cuda/reach_cuda.h \
+                                     tests/reach/dlvsym_common.h $(DLVSYM_NEXT) $(LCUDA_RT)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -Wl,--no-as-needed -L$(B)/tests/reach \
+	  -ldlvsym_next -Wl,-rpath,'$$ORIGIN/../reach' -ldl
 
 $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 	@mkdir -p $(dir $@)
@@ -258,6 +277,17 @@ $(B)/tests/allocators/%: tests/allocators/%.c
 $(B)/tests/reach/%: tests/reach/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
+
+# The library whose dlvsym(RTLD_NEXT) the dlvsym reach programs call:
+# linked (libdlvsym_next.so), and a copy they dlopen (libdlvsym_next_dl.so).
+$(DLVSYM_NEXT): $(B)/tests/reach/%.so: tests/reach/lib/dlvsym_next.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ -Wl,-soname,$*.so $(LDFLAGS) -ldl
+
+$(B)/tests/reach/dlvsym_reach: tests/reach/dlvsym_reach.c tests/reach/dlvsym_common.h $(DLVSYM_NEXT)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -Wl,--no-as-needed -L$(B)/tests/reach -ldlvsym_next \
+	  -Wl,-rpath,'$$ORIGIN' -ldl
 
 $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)

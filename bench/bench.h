@@ -58,13 +58,12 @@ static inline long rss_bytes(void)
 static inline int really_registered(void *p)
 {
     /* The runtime's own answer: safepin answers "not registered" for a
-     * range whose release is pending (G4), so ask the runtime directly,
-     * through dlvsym, which no preload intercepts. */
+     * range whose release is pending (G4), so ask simhip directly, past
+     * every hook (simhipRawFunction). */
     typedef hipError_t (*get_fn)(void **, void *, unsigned int);
     static get_fn raw;
     if (!raw) {
-        void *h = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_NOLOAD);
-        raw = h ? (get_fn)dlvsym(h, "hipHostGetDevicePointer", "hip_4.2") : NULL;
+        raw = (get_fn)simhipRawFunction("hipHostGetDevicePointer");
         if (!raw)
             raw = hipHostGetDevicePointer;
     }

@@ -56,6 +56,11 @@ sp_CUresult sp_cu_get_proc_address(const char *sym, void **pfn, int version, uin
                                    int *status, int five_args);
 /* dlsym(handle, name) answered p: the shim to hand out instead, or NULL. */
 void *sp_cuda_dlsym(void *handle, const char *name, void *p);
+/* dlvsym(handle, name, version) answered p, the driver's default
+ * definition of name: the shim to hand out instead, or NULL (also for the
+ * runtime's cudaHostUnregister, whose shim does not call p). Completes
+ * sp_cu from a real handle; no lock, no driver call. */
+void *sp_cuda_dlvsym(void *handle, const char *name, void *p);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
  *     and flags, then identifies what it answered by the exact symbol dladdr
  *     names for that pointer: a hooked symbol gets its shim, anything else
  *     passes through untouched. No version is ever guessed.
+ *   - dlvsym(handle, name, version) answered by the driver with a hooked
+ *     name's function: the same hand-out (interpose/dlvsym.c decides);
  *   - asked for "cuGetProcAddress" itself, the answer is safepin's own shim
  *     of the right form: 4 arguments below 12000, 5 from 12000.
  */
@@ -93,5 +95,23 @@ void *sp_cuda_dlsym(void *handle, const char *name, void *p)
     if (!shim || shim == p)
         return NULL;
     sp_cu_complete_from(handle);
+    return shim;
+}
+
+void *sp_cuda_dlvsym(void *handle, const char *name, void *p)
+{
+    /* The runtime's cudaHostUnregister (cudart.c) forwards to the runtime
+     * its caller links, not to p: with two runtimes loaded that could be
+     * another function than the one asked for, so its answer passes
+     * through. Driver names ("cuX...") are handed out. */
+    if (strncmp(name, "cuda", 4) == 0)
+        return NULL;
+    void *shim = sp_cuda_shim_for(name);
+    if (!shim || shim == p)
+        return NULL;
+    /* The table from the handle; a driver in the global scope is what
+     * RTLD_NEXT from safepin finds. */
+    sp_cu_complete_from(handle != RTLD_DEFAULT && handle != RTLD_NEXT ? handle : RTLD_NEXT);
+    sp_cu_offer(name, p); /* the real one, if the table had none */
     return shim;
 }

@@ -88,6 +88,10 @@ static void do_init(void)
     __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
     if (sp_opt.history > 0)
         sp_postmortem_install();
+    if (!sp_dlvsym_hooked())
+        sp_log(SP_LOG_INFO, "dlvsym-not-hooked",
+               "libc has no dlvsym@GLIBC_2.34 nor dlvsym@GLIBC_2.2.5: dlvsym look-ups pass through "
+               "untouched, and functions a program takes with dlvsym are not protected");
     if (sp_opt.log_level >= SP_LOG_DEBUG) {
         sp_log(SP_LOG_DEBUG, "debug", "safepin %s active in pid %d; effective options:",
                SAFEPIN_VERSION, (int)getpid());

@@ -27,4 +27,9 @@ void *sp_shim_for(const char *name);
  * caller: the return address of the program's dlsym call. */
 void *sp_dlsym(void *handle, const char *name, void *caller);
 
+/* dlvsym (dlvsym.c): the shim for a look-up whose answer safepin hooks, or
+ * NULL (then glibc's own dlvsym, sp_dlvsym_pass, answers the caller).
+ * caller: the return address of the program's dlvsym call. */
+void *sp_dlvsym_shim(void *handle, const char *name, const char *version, void *caller);
+
 #endif

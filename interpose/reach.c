@@ -73,8 +73,10 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     if (!p || handle == RTLD_DEFAULT)
         return p;
     void *cu = sp_cuda_dlsym(handle, name, p); /* a CUDA driver name (cuda/) */
-    if (cu)
+    if (cu) {
+        (void)dlerror(); /* completing the table may miss names: the program's call succeeded */
         return cu;
+    }
     void *shim = sp_shim_for(name);
     if (!shim || shim == p)
         return p;
@@ -82,6 +84,7 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     sp_lock();
     sp_backend_fill_from(handle);
     sp_unlock();
+    (void)dlerror(); /* as above */
     return shim;
 }
 

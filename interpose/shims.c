@@ -199,6 +199,59 @@ SP_EXPORT void *dlsym(void *handle, const char *name)
 }
 #endif
 
+/* dlvsym: the shim when glibc's answer is a hooked function (dlvsym.c),
+ * else glibc's own dlvsym, reached by a jump with the caller's return
+ * address untouched (RTLD_NEXT, RTLD_DEFAULT and dlerror()'s text are the
+ * caller's). On x86-64 the export saves the three arguments, asks
+ * sp_dlvsym_shim(handle, name, version, caller), returns a shim at once,
+ * or restores the arguments and jumps to sp_dlvsym_pass()'s function (no
+ * dlvsym at all in libc: NULL). */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlvsym\n"
+        ".type dlvsym, @function\n"
+        "dlvsym:\n"
+        "    .cfi_startproc\n"         /* unwind information: backtraces pass through */
+        "    pushq %rdi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    pushq %rsi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    pushq %rdx\n"            /* the stack is 16-byte aligned again */
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    movq 24(%rsp), %rcx\n"   /* the caller's return address */
+        "    call sp_dlvsym_shim\n"
+        "    testq %rax, %rax\n"
+        "    jne 1f\n"
+        "    call sp_dlvsym_pass\n"
+        "    testq %rax, %rax\n"
+        "    je 1f\n"
+        "    .cfi_remember_state\n"
+        "    popq %rdx\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    popq %rsi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    popq %rdi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    jmp *%rax\n"
+        "    .cfi_restore_state\n"
+        "1:  addq $24, %rsp\n"
+        "    .cfi_adjust_cfa_offset -24\n"
+        "    ret\n"
+        "    .cfi_endproc\n"
+        ".size dlvsym, .-dlvsym\n");
+#else
+/* Elsewhere glibc sees safepin as the caller of what is passed through:
+ * RTLD_NEXT look-ups start after safepin (README, limits). */
+SP_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
+    void *shim = sp_dlvsym_shim(handle, name, version, __builtin_return_address(0));
+    if (shim)
+        return shim;
+    void *(*real)(void *, const char *, const char *) = (void *(*)(void *, const char *, const char *))sp_dlvsym_pass();
+    return real ? real(handle, name, version) : NULL;
+}
+#endif
+
 void *sp_shim_for(const char *name)
 {
     static const struct {

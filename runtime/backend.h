@@ -47,9 +47,20 @@ typedef void *(*dlsym_fn)(void *, const char *);
 dlsym_fn sp_real_dlsym(void);
 /* The same, for interpose/shims.c's dlsym jump (hidden; called from asm). */
 __attribute__((visibility("hidden"))) dlsym_fn sp_dlsym_resolve_real(void);
-/* glibc's own function name (one safepin exports too: dlsym, dlclose),
- * resolved once into *slot (GLIBC_2.34, else GLIBC_2.2.5). */
+/* glibc's own function name (one safepin exports too: dlsym, dlvsym,
+ * dlclose), resolved once into *slot (GLIBC_2.34, else GLIBC_2.2.5, else
+ * the default version), read from libc's symbol table without dlvsym. */
 __attribute__((visibility("hidden"))) void *sp_glibc_fn(void **slot, const char *name);
+/* glibc's name@GLIBC_2.34, else name@GLIBC_2.2.5, or NULL: not cached. */
+__attribute__((visibility("hidden"))) void *sp_glibc_versioned(const char *name);
+/* glibc's dlvsym: the exact one the dlvsym hook calls (@GLIBC_2.34, else
+ * @GLIBC_2.2.5; NULL if libc has neither: nothing is handed out then), and
+ * the one the export passes through to (that one, else the default
+ * version; NULL only if libc has no dlvsym at all). sp_dlvsym_hooked: 1
+ * when the exact one exists. */
+void *sp_glibc_dlvsym(void);
+void *sp_dlvsym_pass(void);
+int sp_dlvsym_hooked(void);
 void *sp_next_symbol(const char *name);
 
 /* The runtime's entries of the table (every kind but LIBC): the first one
@@ -60,6 +71,11 @@ void sp_backend_forget_runtime(void);
 void sp_backend_fill_from(void *handle);
 /* Set the entry called name, if it is empty, to fn (hipGetProcAddress). */
 void sp_backend_fill_one(const char *name, void *fn);
+/* The same without safepin's lock, for the dlvsym hook (which takes none):
+ * the empty HIP entries from handle (a real handle, not RTLD_DEFAULT or
+ * RTLD_NEXT), then the entry called name, if still empty, to fn. Each slot
+ * is set once, atomically, from empty. */
+void sp_backend_offer(void *handle, const char *name, void *fn);
 
 /* > 0 while the calling thread runs a host function of the program (a
  * stream callback or hipLaunchHostFunc): the runtime's own thread, which

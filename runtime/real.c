@@ -5,6 +5,7 @@
  */
 #include "backend.h"
 #include "diag.h"
+#include "elf_lookup.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -34,18 +35,60 @@ static const struct {
  * no instrumentation here. */
 __attribute__((visibility("hidden"))) void *sp_dlsym_real_ptr;
 
+/* glibc's name@GLIBC_2.34 (where dlsym, dlvsym and dlclose moved into
+ * libc), else name@GLIBC_2.2.5 (libdl.so.2 before), or NULL. Read from
+ * libc's own symbol table (runtime/elf_lookup.c): safepin exports dlsym
+ * and dlvsym, and a call of its own to either would reach its own. */
+__attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
+void *sp_glibc_versioned(const char *name)
+{
+    void *f = sp_elf_glibc_sym(name, "GLIBC_2.34");
+    return f ? f : sp_elf_glibc_sym(name, "GLIBC_2.2.5");
+}
+
 __attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
 void *sp_glibc_fn(void **slot, const char *name)
 {
     void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!f) {
-        f = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
-        if (!f)
-            f = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+        f = sp_glibc_versioned(name);
+        if (!f) /* another architecture's base version: the default one */
+            f = sp_elf_glibc_sym(name, NULL);
         __atomic_store_n(slot, f, __ATOMIC_RELEASE);
     }
     return f;
 }
+
+/* glibc's dlvsym@GLIBC_2.34 (or @GLIBC_2.2.5): the one the dlvsym hook
+ * calls; NULL (and the hook passes everything through) on a glibc that
+ * has neither version. pass: what the export passes through to, the same
+ * or the default version where the exact one is missing. */
+static void *dlvsym_exact, *dlvsym_pass;
+static int dlvsym_resolved;
+
+__attribute__((no_sanitize_address, no_sanitize("thread"))) static void resolve_dlvsym(void)
+{
+    if (__atomic_load_n(&dlvsym_resolved, __ATOMIC_ACQUIRE))
+        return;
+    void *exact = sp_glibc_versioned("dlvsym");
+    __atomic_store_n(&dlvsym_exact, exact, __ATOMIC_RELEASE);
+    __atomic_store_n(&dlvsym_pass, exact ? exact : sp_elf_glibc_sym("dlvsym", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&dlvsym_resolved, 1, __ATOMIC_RELEASE);
+}
+
+__attribute__((no_sanitize_address, no_sanitize("thread"))) void *sp_glibc_dlvsym(void)
+{
+    resolve_dlvsym();
+    return __atomic_load_n(&dlvsym_exact, __ATOMIC_ACQUIRE);
+}
+
+__attribute__((no_sanitize_address, no_sanitize("thread"))) void *sp_dlvsym_pass(void)
+{
+    resolve_dlvsym();
+    return __atomic_load_n(&dlvsym_pass, __ATOMIC_ACQUIRE);
+}
+
+int sp_dlvsym_hooked(void) { return sp_glibc_dlvsym() != NULL; }
 
 __attribute__((visibility("hidden"), no_sanitize_address, no_sanitize("thread")))
 dlsym_fn sp_dlsym_resolve_real(void)
@@ -149,4 +192,28 @@ void sp_backend_fill_one(const char *name, void *fn)
             return;
         }
     }
+}
+
+/* Set an empty slot, never one already set (a concurrent fill or the
+ * resolver may have set it first: either answer is the runtime's). */
+static void offer_slot(void **slot, void *fn)
+{
+    void *none = NULL;
+    if (fn)
+        __atomic_compare_exchange_n(slot, &none, fn, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void sp_backend_offer(void *handle, const char *name, void *fn)
+{
+    dlsym_fn real = sp_real_dlsym();
+    if (handle && handle != RTLD_NEXT && real) {
+#define SP_HIP(kind, need, ret, name, params, args, logic)                      \
+        if (!__atomic_load_n(&sp_real.name, __ATOMIC_ACQUIRE))                   \
+            offer_slot((void **)&sp_real.name, real(handle, #name));
+#include "hip.inc"
+#undef SP_HIP
+    }
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (table[i].kind != SP_KIND_LIBC && strcmp(table[i].name, name) == 0)
+            offer_slot((void **)((char *)&sp_real + table[i].offset), fn);
 }

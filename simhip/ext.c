@@ -4,9 +4,12 @@
  */
 #include "internal.h"
 
+#include <string.h>
+
 hipError_t simhip_launch_kernel(hipStream_t stream, simhipKernel_t fn, void *args);
 void simhip_device_read(void *dst, const void *src, size_t n);
 void simhip_device_write(void *dst, const void *src, size_t n);
+void *simhip_raw_function(const char *name);
 
 hipError_t simhip_launch_kernel(hipStream_t stream, simhipKernel_t fn, void *args)
 {
@@ -29,4 +32,22 @@ void simhip_device_write(void *dst, const void *src, size_t n)
 {
     sh_init();
     sh_device_copy(dst, src, n, true, false);
+}
+
+/* The runtime's own entry point for a few names, reached past every
+ * interposer (the library is linked -Bsymbolic-functions, so these are
+ * simhip's functions), as a tool's dispatch table reaches a real runtime.
+ * Tests use it to ask simhip itself what it has registered, or to play a
+ * library that calls the runtime behind safepin's back. NULL for others. */
+void *simhip_raw_function(const char *name)
+{
+    if (!name)
+        return NULL;
+    if (!strcmp(name, "hipHostRegister"))
+        return (void *)hipHostRegister;
+    if (!strcmp(name, "hipHostUnregister"))
+        return (void *)hipHostUnregister;
+    if (!strcmp(name, "hipHostGetDevicePointer"))
+        return (void *)hipHostGetDevicePointer;
+    return NULL;
 }

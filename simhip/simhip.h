@@ -63,6 +63,15 @@ static inline void simhipDeviceWrite(void *dst, const void *src, size_t n)
         f(dst, src, n);
 }
 
+/* simhip's own hipHostRegister, hipHostUnregister or hipHostGetDevicePointer,
+ * reached past any interposer (dlsym, dlvsym and hipGetProcAddress all
+ * hand out an interposer's shims): NULL for other names, or without simhip. */
+static inline void *simhipRawFunction(const char *name)
+{
+    void *(*f)(const char *) = (void *(*)(const char *))simhip_sym_("simhip_raw_function");
+    return f ? f(name) : NULL;
+}
+
 #ifdef __cplusplus
 }
 #endif

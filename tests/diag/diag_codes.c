@@ -375,11 +375,11 @@ int main(int argc, char **argv)
         /* exit with drain_timeout_ms shorter than the kernel */
     } else if (!strcmp(m, "runtime-error")) {
         /* A library unregisters through a path safepin does not hook
-         * (dlvsym on the runtime): safepin's own deferred unregister then
-         * fails inside the release. */
+         * (the runtime's own entry, as a tool's dispatch table reaches
+         * it): safepin's own deferred unregister then fails inside the
+         * release. */
         EXPECT(hipHostRegister(buf, N, 0), hipSuccess);
-        void *h = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_NOLOAD);
-        hipError_t (*raw)(void *) = h ? (hipError_t(*)(void *))dlvsym(h, "hipHostUnregister", "hip_4.2") : NULL;
+        hipError_t (*raw)(void *) = (hipError_t(*)(void *))simhipRawFunction("hipHostUnregister");
         if (!raw) {
             fprintf(stderr, "no raw hipHostUnregister\n");
             return 1;

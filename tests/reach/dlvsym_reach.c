@@ -1,0 +1,104 @@
+/*
+ * dlvsym_reach.c - a program (or a JIT, a loader) that takes its HIP
+ * functions with dlvsym, a versioned look-up, which never takes an
+ * unversioned definition such as an LD_PRELOAD library's. Usage:
+ *
+ *   dlvsym_reach SONAME HOW      HOW: handle, default, next, next-before
+ *                                (dlvsym_common.h)
+ *
+ * It looks up hooked functions, functions safepin does not hook, and names
+ * or versions the runtime does not have (one line each), then meets the
+ * legacy hazard through what it got: a buffer unregistered while a
+ * non-blocking stream's kernel still writes into it, then freed (ROCm 5.2
+ * does not wait for that stream: the device faults). Exit 0 and "OK" when
+ * the kernel's data all landed; 3 when the functions were not all found.
+ */
+#include <stdint.h>
+#include <unistd.h>
+#include <hip/hip_runtime_api.h>
+
+#include "dlvsym_common.h"
+
+typedef hipError_t (*reg_t)(void *, size_t, unsigned);
+typedef hipError_t (*unreg_t)(void *);
+typedef hipError_t (*screate_t)(hipStream_t *, unsigned);
+typedef hipError_t (*ssync_t)(hipStream_t);
+typedef hipError_t (*launch_t)(hipStream_t, void (*)(void *), void *);
+typedef void (*dwrite_t)(void *, const void *, size_t);
+
+static dwrite_t dev_write;
+
+struct job {
+    int *dst;
+    size_t n;
+    int *shadow;
+};
+
+static void kernel(void *arg)
+{
+    struct job *j = arg;
+    usleep(50000);
+    for (size_t i = 0; i < j->n; i++) {
+        int v = (int)(i * 7 + 1);
+        dev_write(j->dst + i, &v, sizeof(v));
+    }
+    memcpy(j->shadow, j->dst, j->n * sizeof(int)); /* what the program checks */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || dv_load(argv[2], argv[1]))
+        return 2;
+    const char *how = argv[2];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    /* hooked: safepin must hand out its shims */
+    reg_t reg = (reg_t)dv_lookup(how, "hipHostRegister", "hip_4.2");
+    unreg_t unreg = (unreg_t)dv_lookup(how, "hipHostUnregister", "hip_4.2");
+    screate_t screate = (screate_t)dv_lookup(how, "hipStreamCreateWithFlags", "hip_4.2");
+    dv_lookup(how, "hipFree", "hip_4.2");
+    dv_lookup(how, "hipPointerGetAttributes", "hip_4.2");
+    dv_lookup(how, "hipLaunchHostFunc", "hip_5.3");
+    dv_lookup(how, "hipGetProcAddress", "hip_6.1");    /* .so.6/.so.7 (simhip_6.2 in .so.5) */
+    dv_lookup(how, "hipGetProcAddress", "simhip_6.2"); /* .so.5 */
+    /* not hooked: glibc's own answer */
+    ssync_t ssync = (ssync_t)dv_lookup(how, "hipStreamSynchronize", "hip_4.2");
+    launch_t launch = (launch_t)dv_lookup(how, "simhip_launch_kernel", "simhip_ext");
+    dev_write = (dwrite_t)dv_lookup(how, "simhip_device_write", "simhip_ext");
+    /* names and versions the runtime does not have: NULL and dlerror() */
+    dv_lookup(how, "hipNoSuchFunction", "hip_4.2");
+    dv_lookup(how, "hipHostRegister", "hip_5.2");   /* an existing node, not hipHostRegister's */
+    dv_lookup(how, "hipHostRegister", "hip_9.9");   /* no such node */
+    dv_lookup(how, "hipLaunchHostFunc", "hip_4.2"); /* defined in hip_5.3 only */
+    if (!reg || !unreg || !screate || !ssync || !launch || !dev_write) {
+        printf("not all found\n");
+        return 3;
+    }
+
+    hipStream_t s;
+    if (screate(&s, hipStreamNonBlocking) != hipSuccess)
+        return 1;
+    size_t n = 1 << 16;
+    int *buf = malloc(n * sizeof(int));
+    int *shadow = calloc(n, sizeof(int));
+    if (reg(buf, n * sizeof(int), 0) != hipSuccess) {
+        fprintf(stderr, "hipHostRegister failed\n");
+        return 1;
+    }
+    struct job j = {buf, n, shadow};
+    if (launch(s, kernel, &j) != hipSuccess)
+        return 1;
+    if (unreg(buf) != hipSuccess) { /* the kernel is still running */
+        fprintf(stderr, "hipHostUnregister failed\n");
+        return 1;
+    }
+    free(buf);
+    if (ssync(s) != hipSuccess)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (shadow[i] != (int)(i * 7 + 1)) {
+            fprintf(stderr, "corrupted data at %zu\n", i);
+            return 1;
+        }
+    printf("OK\n");
+    return 0;
+}
