@@ -297,9 +297,20 @@ sp_CUresult sp_cu_host_unregister(void *p)
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
     sp_unlock();
-    sp_reaper_kick();
+    /* Ordered: the reaper is woken after the wait, not before. Its markers,
+     * recorded later, cover more work: what other threads enqueue during
+     * the wait too. That is safe (G1 asks for at least the work before the
+     * call) and cannot delay the release forever: the markers are recorded
+     * once, so they wait only for work enqueued before a finite moment,
+     * which completes as the program's own synchronization would (work that
+     * never completes would block an earlier marker as well). The release
+     * completes no sooner either way (its markers wait at least for what
+     * this thread waits for); recorded after the wait they are mostly
+     * queries of idle streams, and meanwhile the reaper records no event on
+     * the streams this thread waits on. */
     if (mode == SP_UNREG_ORDERED)
         sp_wait_prior_work();
+    sp_reaper_kick();
     return SP_CUDA_SUCCESS;
 }
 

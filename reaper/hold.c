@@ -49,7 +49,7 @@ sp_range *sp_hold_keep(sp_range *batch, uint64_t mark_seq)
         next = sp_reaper_batch_next(r);
         held *h = NULL;
         if (H.need == 0 && holds_runtime(r->rt) && r->state == SP_RANGE_RELEASING &&
-            !r->freed && sp_reaper_release_seq(r) <= mark_seq)
+            (!r->freed || sp_opt.hold_freed) && sp_reaper_release_seq(r) <= mark_seq)
             h = sp_mem_calloc(1, sizeof(*h));
         if (!h) {
             if (last)
@@ -99,7 +99,7 @@ int sp_hold_due(void)
 
 void sp_hold_freed(void)
 {
-    if (H.list) {
+    if (H.list && !sp_opt.hold_freed) {
         H.freed = 1;
         sp_lock_broadcast(); /* the reaper may sleep until its next poll */
     }

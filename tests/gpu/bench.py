@@ -32,10 +32,18 @@ SAFEPIN_BASE = "log=error:summary=0"
 EXPS = {
     "unreg_idle": (["unreg_idle", "samples=21"], REPS, "", {}),
     "unreg_busy_async": (["unreg_busy", "samples=3", "ms=500"], SLOW, "unregister=async", {}),
+    # The same call without its backtrace (the call's largest part on simcuda),
+    # against unreg_busy_async's native runs: what the stack capture costs here.
+    "unreg_busy_async_bt0": (["unreg_busy", "samples=3", "ms=500"], SLOW,
+                             "unregister=async:backtrace=0", {}),
     "launch": (["launch", "ms=1000"], SLOW, "", {}),
     "revive": (["revive", "samples=9", "mib=256"], SLOW, "", {}),
     "pipeline": (["pipeline", "iters=200"], REPS, "", {}),
     "pipeline_async": (["pipeline", "iters=200"], REPS, "unregister=async", {}),
+    # The release hold's choice for freed memory (hold_freed, reaper/hold.c),
+    # measured both ways: compared with pipeline_async's native runs.
+    "pipeline_async_holdfreed": (["pipeline", "iters=200"], REPS,
+                                 "unregister=async:hold_freed=1", {}),
     "release": (["release", "samples=100"], SLOW, "", {}),
     "free0": (["free", "live=0"], REPS, "", {}),
     "floor0": (["free", "live=0"], REPS, "", {"LD_PRELOAD": FLOOR}),
@@ -134,6 +142,9 @@ def build_rows():
         "safepin <= 10 us", le(10, "us"))
     row("unregister-call", "async, 500 ms kernel on an unrelated stream", "unreg_busy_async",
         "call_us", "us", "safepin <= 20 us", le(20, "us"))
+    row("unregister-call", "async, 500 ms kernel, backtrace=0 (extra)", "unreg_busy_async_bt0",
+        "call_us", "us", "-", lambda n, s, r: (fmt(s["median"], "us"), None),
+        native_from="unreg_busy_async")
     row("launch-latency", "other thread's worst launch, register/unregister churn", "launch",
         "worst_ms", "ms", "safepin <= 1 ms", le(1, "ms"))
     row("launch-latency", "other thread's p99 launch (extra)", "launch", "p99_ms", "ms", "-",
@@ -148,6 +159,9 @@ def build_rows():
         "ratio <= 0.6", ratio_le(0.6))
     row("pipeline", "wall, 4 streams x 200 (unregister=async)", "pipeline_async", "wall_ms", "ms",
         "ratio <= 0.6", ratio_le(0.6))
+    row("pipeline", "wall, async, hold_freed=1 (freed memory held too; extra)",
+        "pipeline_async_holdfreed", "wall_ms", "ms", "-",
+        lambda n, s, r: ("%.3f" % r, None), native_from="pipeline_async")
     row("release-latency", "p50, kernel end -> real unregister", "release", "p50_us", "us",
         "(reported)", lambda n, s, r: (fmt(s["median"], "us"), None))
     row("release-latency", "p99, kernel end -> real unregister", "release", "p99_us", "us",
@@ -190,7 +204,9 @@ def main():
     for rep in range(max(EXPS[n][1] for n in names)):
         for n in names:
             if rep < EXPS[n][1]:
-                run_one(n, "native")
+                # their native runs are unreg_busy_async's and pipeline_async's
+                if n not in ("unreg_busy_async_bt0", "pipeline_async_holdfreed"):
+                    run_one(n, "native")
                 if n != "floor0":
                     run_one(n, "safepin")
         log("round %d done (%.0f s)" % (rep + 1, time.monotonic() - t0))

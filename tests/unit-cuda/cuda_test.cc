@@ -267,6 +267,32 @@ TEST_F(CudaFace, FreedRangeIsNotHeld)
     EXPECT_EQ(g_real_unregister.load(), 1);
 }
 
+// hold_freed=1: the same freed range is held like any other.
+TEST_F(CudaFace, HoldFreedKeepsAFreedRangeHeld)
+{
+    opts("hold=auto:unregister=async:hold_max_ms=0:hold_poll_us=10000000:hold_freed=1");
+    Gate busy;
+    CUstream s = (CUstream)stream();
+    char *p = map_pages(1);
+    ASSERT_EQ(reg(p, page()), SP_CUDA_SUCCESS);
+    ASSERT_EQ(simcudaLaunchKernel(s, k_gate, &busy), CUDA_SUCCESS);
+    ASSERT_EQ(sp_cu_host_unregister(p), SP_CUDA_SUCCESS);
+    ASSERT_EQ(sp_munmap(p, page()), 0);
+    busy.open = 1;
+    EXPECT_TRUE(eventually([] {
+        sp_lock();
+        size_t n = sp_hold_bytes_for_tests();
+        sp_unlock();
+        return n > 0;
+    }));
+    usleep(300 * 1000);
+    EXPECT_EQ(state_of(p), SP_RANGE_RELEASING);
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    EXPECT_EQ(sp_reaper_drain(10000), 0u);
+    EXPECT_EQ(state_of(p), -1);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+}
+
 // Held releases leave one at a time, the device asked before each: when it
 // turns busy after the first real unregister, the others stay held (each
 // would wait for that kernel under the driver lock) until it is idle again.
