@@ -315,7 +315,7 @@ $(B)/tests/allocators/%: tests/allocators/%.c
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
-$(B)/tests/reach/%: tests/reach/%.c
+$(B)/tests/reach/%: tests/reach/%.c tests/reach/reach_hip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
@@ -325,7 +325,7 @@ $(DLVSYM_NEXT): $(B)/tests/reach/%.so: tests/reach/lib/dlvsym_next.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ -Wl,-soname,$*.so $(LDFLAGS) -ldl
 
-$(B)/tests/reach/dlvsym_reach: tests/reach/dlvsym_reach.c tests/reach/dlvsym_common.h $(DLVSYM_NEXT)
+$(B)/tests/reach/dlvsym_reach: tests/reach/dlvsym_reach.c tests/reach/dlvsym_common.h tests/reach/reach_hip.h $(DLVSYM_NEXT)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -Wl,--no-as-needed -L$(B)/tests/reach -ldlvsym_next \
 	  -Wl,-rpath,'$$ORIGIN' -ldl

@@ -14,32 +14,7 @@
 #include <unistd.h>
 #include <hip/hip_runtime_api.h>
 
-typedef hipError_t (*reg_t)(void *, size_t, unsigned);
-typedef hipError_t (*unreg_t)(void *);
-typedef hipError_t (*screate_t)(hipStream_t *, unsigned);
-typedef hipError_t (*ssync_t)(hipStream_t);
-typedef hipError_t (*launch_t)(hipStream_t, void (*)(void *), void *);
-typedef void (*dwrite_t)(void *, const void *, size_t);
-
-static dwrite_t dev_write;
-
-struct job {
-    int *dst;
-    size_t n;
-    int *shadow;
-};
-
-static void kernel(void *arg)
-{
-    struct job *j = arg;
-    usleep(50000);
-    for (size_t i = 0; i < j->n; i++) {
-        int v = (int)(i * 7 + 1);
-        dev_write(j->dst + i, &v, sizeof(v));
-    }
-    /* what the program will check: copied back by the "device" */
-    memcpy(j->shadow, j->dst, j->n * sizeof(int));
-}
+#include "reach_hip.h"
 
 typedef hipError_t (*procaddr_t)(const char *, void **, int, uint64_t, int *);
 static procaddr_t procaddr;

@@ -19,31 +19,7 @@
 
 #include "dlvsym_common.h"
 
-typedef hipError_t (*reg_t)(void *, size_t, unsigned);
-typedef hipError_t (*unreg_t)(void *);
-typedef hipError_t (*screate_t)(hipStream_t *, unsigned);
-typedef hipError_t (*ssync_t)(hipStream_t);
-typedef hipError_t (*launch_t)(hipStream_t, void (*)(void *), void *);
-typedef void (*dwrite_t)(void *, const void *, size_t);
-
-static dwrite_t dev_write;
-
-struct job {
-    int *dst;
-    size_t n;
-    int *shadow;
-};
-
-static void kernel(void *arg)
-{
-    struct job *j = arg;
-    usleep(50000);
-    for (size_t i = 0; i < j->n; i++) {
-        int v = (int)(i * 7 + 1);
-        dev_write(j->dst + i, &v, sizeof(v));
-    }
-    memcpy(j->shadow, j->dst, j->n * sizeof(int)); /* what the program checks */
-}
+#include "reach_hip.h"
 
 int main(int argc, char **argv)
 {

@@ -9,16 +9,13 @@
 cd "$(dirname "$0")/../.." || exit 1
 SANITIZERS=${SANITIZERS:-asan ubsan tsan}
 FAILED=0
-rt() { local p; p=$(${CC:-gcc} -print-file-name="$1"); [ -f "$p" ] && echo "$p"; }
-BAD='ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer'
+. tests/common/sanitizers.sh
+BAD=$SAN_BAD
 for san in $SANITIZERS; do
     lib=build/$san/libsafepin.so
     if [ ! -f "$lib" ]; then echo "not ok - reach [$san]: missing $lib"; FAILED=1; continue; fi
-    case $san in
-    asan) runtime=$(rt libasan.so); env="ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:halt_on_error=1" ;;
-    ubsan) runtime=$(rt libubsan.so); env="UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1" ;;
-    tsan) runtime=$(rt libtsan.so); env="TSAN_OPTIONS=halt_on_error=1" ;;
-    esac
+    san_setup "$san"
+    runtime=$SAN_RUNTIME env=$SAN_ENV
     if [ -z "$runtime" ]; then echo "not ok - reach [$san]: no runtime library"; FAILED=1; continue; fi
     SAFEPIN_LIB=$lib REACH_PRELOAD_FIRST="$runtime" REACH_ENV="$env" REACH_BAD="$BAD" \
         REACH_PERS=legacy REACH_TAG=$san bash tests/reach/run.sh || FAILED=1
