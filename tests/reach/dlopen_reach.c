@@ -60,32 +60,5 @@ int main(int argc, char **argv)
     LOAD(dwrite_t, dw, "simhip_device_write");
     dev_write = dw;
 
-    hipStream_t s;
-    if (screate(&s, hipStreamNonBlocking) != hipSuccess)
-        return 1;
-    size_t n = 1 << 16;
-    int *buf = malloc(n * sizeof(int));
-    int *shadow = calloc(n, sizeof(int));
-    if (reg(buf, n * sizeof(int), 0) != hipSuccess) {
-        fprintf(stderr, "hipHostRegister failed\n");
-        return 1;
-    }
-    struct job j = {buf, n, shadow};
-    if (launch(s, kernel, &j) != hipSuccess)
-        return 1;
-    if (unreg(buf) != hipSuccess) { /* the kernel is still running */
-        fprintf(stderr, "hipHostUnregister failed\n");
-        return 1;
-    }
-    free(buf);
-    if (ssync(s) != hipSuccess)
-        return 1;
-    for (size_t i = 0; i < n; i++) {
-        if (shadow[i] != (int)(i * 7 + 1)) {
-            fprintf(stderr, "corrupted data at %zu\n", i);
-            return 1;
-        }
-    }
-    printf("OK\n");
-    return 0;
+    return reach_hazard(reg, unreg, screate, ssync, launch);
 }

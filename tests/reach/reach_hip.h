@@ -8,6 +8,8 @@
 #define REACH_HIP_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <hip/hip_runtime_api.h>
@@ -39,6 +41,41 @@ static void kernel(void *arg)
         dev_write(j->dst + i, &v, sizeof(v));
     }
     memcpy(j->shadow, j->dst, j->n * sizeof(int));
+}
+
+/* The hazard, through the functions the program looked up: a buffer
+ * unregistered while a non-blocking stream's kernel still writes into it,
+ * then freed. Prints "OK" and returns 0 when the kernel's data all landed. */
+static int reach_hazard(reg_t reg, unreg_t unreg, screate_t screate, ssync_t ssync, launch_t launch)
+{
+    hipStream_t s;
+    if (screate(&s, hipStreamNonBlocking) != hipSuccess)
+        return 1;
+    size_t n = 1 << 16;
+    int *buf = malloc(n * sizeof(int));
+    int *shadow = calloc(n, sizeof(int));
+    if (reg(buf, n * sizeof(int), 0) != hipSuccess) {
+        fprintf(stderr, "hipHostRegister failed\n");
+        return 1;
+    }
+    struct job j = {buf, n, shadow};
+    if (launch(s, kernel, &j) != hipSuccess)
+        return 1;
+    if (unreg(buf) != hipSuccess) { /* the kernel is still running */
+        fprintf(stderr, "hipHostUnregister failed\n");
+        return 1;
+    }
+    free(buf);
+    if (ssync(s) != hipSuccess)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        if (shadow[i] != (int)(i * 7 + 1)) {
+            fprintf(stderr, "corrupted data at %zu\n", i);
+            return 1;
+        }
+    }
+    printf("OK\n");
+    return 0;
 }
 
 #endif
