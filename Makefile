@@ -7,6 +7,8 @@
 #   make bench      the benchmark table (build/bench.json)
 #   make install    DESTDIR=... PREFIX=/usr/local (LIBDIR, SIMDIR, MANDIR: see below)
 #   make deb        build/safepin_<version>_<arch>.deb (scripts/make-deb)
+#   make wheel      build/safepin-<version>-py3-none-manylinux_2_<N>_<arch>.whl
+#                   (scripts/make-wheel, with Debian's /usr/bin/python3)
 #   make gpu-test   the hazards on a real NVIDIA GPU, bare and under safepin
 #   make gpu-bench  the benchmark table on a real NVIDIA GPU (build/gpu-bench.json)
 #                   (both skip, saying why, without an NVIDIA GPU and nvcc;
@@ -123,7 +125,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
-.PHONY: all deps test demo bench install deb clean san-builds san-all
+.PHONY: all deps test demo bench install deb wheel clean san-builds san-all
 all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
@@ -409,6 +411,14 @@ deb: deps
 	$(MAKE) -j2 $(LIB) $(SIM_LIB)
 	@deb=$$(scripts/make-deb build) && echo "lintian $$deb:" && lintian --fail-on error "$$deb" \
 	  && echo "make deb: $$deb"
+
+# The Python wheel, from a tree staged by `make install`: Debian's own
+# python3 and its standard library only (the python3 first on PATH may be
+# another one).
+PYTHON3 ?= /usr/bin/python3
+wheel: deps
+	$(MAKE) -j2 $(LIB) $(SIM_LIB)
+	@whl=$$($(PYTHON3) scripts/make-wheel build) && echo "make wheel: $$whl"
 
 clean:
 	rm -rf build
