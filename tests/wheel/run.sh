@@ -246,12 +246,15 @@ else
     AS=()
     WHO=$(id -un)
 fi
+# Everything that user runs is in their folder: a checkout under /root is
+# not theirs to read.
 U="$TMP/user"
-mkdir -p "$U" && cp "$whl" "$U/" && [ "$(id -u)" -eq 0 ] && chown -R 65534:65534 "$U"
+mkdir -p "$U/sim" && cp "$whl" "$L/reregister_larger" "$U/" && cp "$SIM/libamdhip64.so.5" "$U/sim/" &&
+    { [ "$(id -u)" -ne 0 ] || chown -R 65534:65534 "$U"; }
 (cd "$U" && env -i PATH=/usr/bin:/bin HOME="$U" "${AS[@]}" sh -c '
     id -u; "$1" -m venv env && . env/bin/activate && pip install -q --no-index ./*.whl &&
-    SIMHIP_PERSONALITY=current LD_LIBRARY_PATH="$2" safepin --strict -- "$3" && echo DONE' _ \
-    "$PYTHON3" "$SIM" "$L/reregister_larger") >"$TMP/user.out" 2>&1
+    SIMHIP_PERSONALITY=current LD_LIBRARY_PATH="$HOME/sim" safepin --strict -- ./reregister_larger && echo DONE' _ \
+    "$PYTHON3") >"$TMP/user.out" 2>&1
 check "a user without root ($WHO): python3 -m venv, pip install --no-index, safepin --strict -- a program" \
     "$(tail -2 "$TMP/user.out" | tr '\n' ' ')" \
     bash -c '[ "$(head -1 "$1")" != 0 ] && [ "$(tail -1 "$1")" = DONE ] &&
