@@ -178,7 +178,7 @@ $(SC_VLIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/legacy-cuda/two_devices.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
