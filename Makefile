@@ -455,7 +455,7 @@ GB        := build/gpu
 GT        := tests/gpu
 NVFLAGS   := -O2 -g -gencode arch=compute_90,code=[sm_90,compute_90]
 GPU_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -I$(CUDA_HOME)/include
-GPU_LEGACY_SKIP := second_device unreg_free_reuse main_pthread_exit
+GPU_LEGACY_SKIP := two_dev_launches unreg_free_reuse main_pthread_exit
 GPU_LEGACY := $(filter-out $(addprefix $(GB)/legacy/,$(GPU_LEGACY_SKIP)),\
                 $(patsubst tests/legacy/%.c,$(GB)/legacy/%,$(LEGACY_SRC)))
 GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB)/gpubench \
@@ -497,7 +497,7 @@ $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
