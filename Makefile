@@ -180,7 +180,7 @@ $(SC_VLIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/legacy-cuda/two_devices.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
@@ -277,7 +277,7 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
@@ -465,7 +465,7 @@ GB        := build/gpu
 GT        := tests/gpu
 NVFLAGS   := -O2 -g -gencode arch=compute_90,code=[sm_90,compute_90]
 GPU_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -I$(CUDA_HOME)/include
-GPU_LEGACY_SKIP := second_device unreg_free_reuse main_pthread_exit
+GPU_LEGACY_SKIP := two_dev_launches unreg_free_reuse main_pthread_exit
 GPU_LEGACY := $(filter-out $(addprefix $(GB)/legacy/,$(GPU_LEGACY_SKIP)),\
                 $(patsubst tests/legacy/%.c,$(GB)/legacy/%,$(LEGACY_SRC)))
 GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB)/gpubench \
@@ -507,7 +507,7 @@ $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o
