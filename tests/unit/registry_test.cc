@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "interpose.h"
 #include "registry.h"
 
 namespace {
@@ -793,20 +794,21 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
   sp_unlock();
 }
 
-// The fork handlers' way (interpose/init.c): the lock held across the fork,
-// so the child's registry is whole, and its ranges become the child's
-// inherited extents: the registry is empty, the extents are known (half-open,
-// so a neighbour is not inherited), and the lock is the child's.
+// safepin's fork handlers (interpose/init.c): the prepare handler holds the
+// lock across the fork, so the child's registry is whole, and its ranges
+// become the child's inherited extents: the registry is empty, the extents
+// are known (half-open, so a neighbour is not inherited), and the lock is
+// the child's.
 TEST_F(RegistryThreadTest, ForkedChildKnowsWhatItInherited) {
+  sp_init();  // installs the fork handlers
   sp_lock();
   ASSERT_NE(sp_reg_insert(kArena, 4096, 0, 0), nullptr);
   sp_range *pending = sp_reg_insert(kArena + 3 * 4096, 8192, 0, 0);
   ASSERT_NE(pending, nullptr);
   pending->state = SP_RANGE_RELEASING;
-  pid_t pid = fork();  // the lock is held, as the prepare handler holds it
+  sp_unlock();
+  pid_t pid = fork();
   if (pid == 0) {
-    sp_lock_fork_child(1);
-    sp_reg_fork_child(1);
     int bad = 0;
     bad |= (!sp_reg_inherited(kArena, 1)) << 0;
     bad |= (!sp_reg_inherited(kArena + 4095, 1)) << 1;
@@ -820,7 +822,6 @@ TEST_F(RegistryThreadTest, ForkedChildKnowsWhatItInherited) {
     sp_unlock();
     _exit(bad);
   }
-  sp_unlock();
   ASSERT_GT(pid, 0);
   int status = 0;
   pid_t got = 0;
