@@ -67,6 +67,10 @@ stale_shmdt            legacy:fault,current:fault,rocm7:refused                 
 neighbour_free         legacy:clean,current:clean,rocm7:clean                               !api-error
 tail_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_after_unmap       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+fork_reregister        legacy:fault,current:clean,rocm7:clean                               !runtime-error
+fork_hang              legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+fork_inherit           legacy:clean,current:clean,rocm7:clean                               !runtime-error
+fork_pending_child     legacy:fault,current:clean,rocm7:clean                               !runtime-error
 cancel_in_wait         legacy:clean,current:clean,rocm7:clean                               !api-error
 main_pthread_exit      legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit,!api-error
 hipfree_in_callback    legacy:deadlock,current:deadlock,rocm7:deadlock                      !api-error
@@ -106,6 +110,8 @@ OPTRUNS='
 unreg_visibility      current   unregister=async                     stale
 madvise_pending       current   unregister=async                     clean
 madvise_pending       legacy    unregister=async                     clean
+fork_pending_child    current   unregister=async:drain_timeout_ms=1  clean
+fork_pending_child    rocm7     unregister=async:drain_timeout_ms=1  clean
 '
 # Run LEGACY_REPEAT times in a row under safepin (one TAP line per loop).
 REPEAT='churn_two_threads attr_race'
