@@ -19,7 +19,9 @@ hipError_t hipSetDevice(int deviceId);
 static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
 static atomic_bool initialized;
 static struct sc_ctx primaries[SH_MAX_DEVICES];
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* guards retains */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* guards retains, was_reset */
+/* A reset primary context is inactive until its next retain. */
+static bool was_reset[SH_MAX_DEVICES];
 static _Thread_local struct sc_ctx *tl_ctx;
 
 static void boot(void)
@@ -324,8 +326,28 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return e;
     pthread_mutex_lock(&ctx_lock);
     primaries[dev].retains++;
+    was_reset[dev] = false;
     pthread_mutex_unlock(&ctx_lock);
     *pctx = (CUcontext)&primaries[dev];
+    return CUDA_SUCCESS;
+}
+
+/* Active: retained and not released to zero, nor reset since (as the
+ * driver answers; a retain of an inactive one would create it). Flags: 0,
+ * simcuda keeps none. */
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if ((e = check_device(dev)) != CUDA_SUCCESS)
+        return e;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&ctx_lock);
+    *active = primaries[dev].retains > 0 && !was_reset[dev];
+    pthread_mutex_unlock(&ctx_lock);
+    *flags = 0;
     return CUDA_SUCCESS;
 }
 
@@ -369,6 +391,9 @@ static CUresult primary_reset(CUdevice dev)
     if (sc_in_host_fn())
         return CUDA_ERROR_NOT_PERMITTED;
     ctx_sync(&primaries[dev], "cuDevicePrimaryCtxReset");
+    pthread_mutex_lock(&ctx_lock);
+    was_reset[dev] = true;
+    pthread_mutex_unlock(&ctx_lock);
     return CUDA_SUCCESS;
 }
 

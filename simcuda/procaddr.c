@@ -41,6 +41,7 @@ static const struct proc_row rows[] = {
     ROW("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion),
     ROW("cuCtxSynchronize", 2000, cuCtxSynchronize),
     ROW("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    ROW("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState),
     ROW("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
     ROW("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
     ROW("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset),
