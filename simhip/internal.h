@@ -179,6 +179,20 @@ struct sh_range {
     void *owner;                 /* the context current at allocation / registration */
 };
 
+/* Registration flags a runtime accepts: Portable 1, Mapped 2, IoMemory 4 and
+ * bit 3 (hipExtHostRegisterCoarseGrained in ROCm 5.x, hipHostRegisterReadOnly
+ * in 6.x, CU_MEMHOSTREGISTER_READ_ONLY in CUDA): with it, read-only pages
+ * can be registered. */
+#define SH_REGISTER_FLAGS 0xfu
+#define SH_REGISTER_READ_ONLY 0x8u
+
+/* What a pin of [p, p+n) would meet: every page mapped with the access it
+ * needs (read and write; read only with read_only_ok), a hole (unmapped
+ * pages), PROT_NONE pages, or read-only pages. Read from /proc/self/maps;
+ * never touches the range. */
+enum sh_span { SPAN_OK, SPAN_HOLE, SPAN_NONE, SPAN_READ_ONLY };
+enum sh_span sh_span_check(const void *p, size_t n, bool read_only_ok);
+
 /* The owner recorded in new ranges (the CUDA face sets its current context). */
 extern _Thread_local void *sh_tl_owner;
 /* Copy the range containing p into *out; false when there is none. */

@@ -24,6 +24,7 @@
  * until the old range is unregistered; runtime aborts become error codes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@
 
 #define UNREG_WINDOW_US 50
 #define ATTR_WINDOW_US 20
+
+/* Linux 5.14's prefault advice (older C libraries lack the names). */
+#define SH_MADV_POPULATE_READ 22
+#define SH_MADV_POPULATE_WRITE 23
 
 pthread_rwlock_t sh_mem_lock = PTHREAD_RWLOCK_INITIALIZER;
 _Thread_local void *sh_tl_owner;
@@ -434,16 +439,76 @@ hipError_t hipHostFree(void *ptr)
 
 /* ---- registration -------------------------------------------------------- */
 
-/* Fault in every page of [p, p+size) for writing without changing a byte
- * (an atomic read-modify-write of one byte per page), then lock it.
+/* ---- what a pinning runtime can lock ------------------------------------ */
+
+/* What the process maps over [p, p+n), read from /proc/self/maps (streamed
+ * into a stack buffer, stopping past the range: no allocation, O(mappings
+ * below the end)). Never touches the range itself. */
+static enum sh_span span_of(uintptr_t p, size_t n)
+{
+    uintptr_t end = p + n, at = p; /* at: the first byte not yet seen mapped */
+    enum sh_span worst = SPAN_OK;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SPAN_OK; /* no /proc: the lock below decides */
+    char buf[4096];
+    size_t have = 0;
+    bool done = false;
+    while (!done) {
+        ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while (!done && (nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+            *nl = 0;
+            unsigned long lo, hi;
+            char perms[5] = "";
+            if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && hi > at) {
+                if (lo >= end || lo > at) {
+                    done = true; /* a hole at 'at' (or the range ended) */
+                } else {
+                    if (perms[0] != 'r')
+                        worst = SPAN_NONE;
+                    else if (perms[1] != 'w' && worst == SPAN_OK)
+                        worst = SPAN_READ_ONLY;
+                    at = hi;
+                    done = at >= end;
+                }
+            }
+            line = nl + 1;
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+    }
+    close(fd);
+    if (at < end)
+        return SPAN_HOLE;
+    return worst;
+}
+
+enum sh_span sh_span_check(const void *p, size_t n, bool read_only_ok)
+{
+    enum sh_span s = span_of((uintptr_t)p, n);
+    return s == SPAN_READ_ONLY && read_only_ok ? SPAN_OK : s;
+}
+
+/* Fault in every page of [p, p+size) without writing a byte (the kernel
+ * prefaults: MADV_POPULATE_WRITE breaks copy-on-write as a pinning driver
+ * does; read-only registrations populate for reading), then lock it.
+ * Kernels before 5.14 lack the advice: each page is read instead.
  * Returns mlock's answer (0: locked). */
-static int pin_pages(uintptr_t p, size_t size)
+static int pin_pages(uintptr_t p, size_t size, bool read_only)
 {
     uintptr_t pg = page_size();
     uintptr_t start = p & ~(pg - 1), end = p + size;
-    for (uintptr_t x = start; x < end; x += pg) {
-        uintptr_t a = x < p ? p : x;
-        atomic_fetch_or_explicit((_Atomic unsigned char *)a, 0, memory_order_relaxed);
+    if (madvise((void *)start, end - start,
+                read_only ? SH_MADV_POPULATE_READ : SH_MADV_POPULATE_WRITE) != 0) {
+        for (uintptr_t x = start; x < end; x += pg) {
+            uintptr_t a = x < p ? p : x;
+            (void)*(volatile const unsigned char *)a;
+        }
     }
     /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in.
      * The CUDA face locks with the system call itself (sanitizer runtimes
@@ -488,10 +553,37 @@ static hipError_t overlap_answer(uintptr_t p, size_t n)
     return hipSuccess;
 }
 
+/* The answer to a range the process does not map whole, or maps without
+ * the access a pin needs (span != SPAN_OK). clr locks the pages before it
+ * records anything: amd::Memory::create fails, and ihipHostRegister returns
+ * hipErrorOutOfMemory in ROCm 5.x (hipamd src/hip_memory.cpp at
+ * afdc89f8, "if (!mem->create(hostPtr, ...)) { ... return
+ * hipErrorOutOfMemory; }"), hipErrorInvalidValue in clr 6.x
+ * (hipamd/src/hip_memory.cpp at 004c4f7c, the same branch). The H200
+ * answers 1 (CUDA_ERROR_INVALID_VALUE). */
+static hipError_t refusal(void)
+{
+    if (!sh_cfg.cuda && sh_cfg.personality == SH_LEGACY)
+        return hipErrorOutOfMemory;
+    return hipErrorInvalidValue;
+}
+
+/* More than the machine's memory cannot be pinned: the H200 answers 2
+ * (CUDA_ERROR_OUT_OF_MEMORY) to a register spanning tens of terabytes, before
+ * it looks at holes or at ranges registered already. */
+static bool beyond_memory(size_t n)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    return pages > 0 && n / page_size() > (size_t)pages;
+}
+
 hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
 {
     sh_init();
-    if (!hostPtr || !sizeBytes)
+    /* clr ihipHostRegister: NULL, size 0 or a flag outside Portable, Mapped,
+     * IoMemory and bit 3 (CoarseGrained in 5.x, ReadOnly in 6.x) ->
+     * hipErrorInvalidValue. */
+    if (!hostPtr || !sizeBytes || (flags & ~SH_REGISTER_FLAGS))
         return sh_ret(hipErrorInvalidValue);
     hipError_t e = sh_capture_check(NULL);
     if (e != hipSuccess)
@@ -501,6 +593,15 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
         return sh_ret(hipErrorInvalidValue);
     if (sh_fail(SH_FAIL_REGISTER))
         return sh_ret(hipErrorOutOfMemory);
+    if (sh_cfg.cuda && beyond_memory(sizeBytes))
+        return sh_ret(hipErrorOutOfMemory);
+    bool read_only = (flags & SH_REGISTER_READ_ONLY) != 0;
+
+    /* clr pins first (a refused range never reaches its object map); the
+     * CUDA face and rocm7 look the range up first (712). */
+    bool lookup_first = sh_cfg.cuda || sh_cfg.personality == SH_ROCM7;
+    if (!lookup_first && sh_span_check(hostPtr, sizeBytes, read_only) != SPAN_OK)
+        return sh_ret(refusal());
 
     /* Already registered (or overlapping): success, the old registration
      * and its size stay (the runtime keeps its old memory object), or
@@ -511,10 +612,10 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     pthread_rwlock_unlock(&sh_mem_lock);
     if (overlap)
         return known == hipSuccess ? hipSuccess : sh_ret(known);
-    if (first_unmapped(p, sizeBytes))
-        return sh_ret(hipErrorInvalidValue);
+    if (lookup_first && sh_span_check(hostPtr, sizeBytes, read_only) != SPAN_OK)
+        return sh_ret(refusal());
 
-    int locked = pin_pages(p, sizeBytes);
+    int locked = pin_pages(p, sizeBytes, read_only);
 
     struct sh_range *r = calloc(1, sizeof *r);
     if (!r)
