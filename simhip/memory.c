@@ -259,7 +259,7 @@ static void cuda_fill(unsigned char *dst, int value, unsigned elem, size_t count
         size_t chunk = n - off;
         unsigned char *d = cuda_view((uintptr_t)(dst + off), &chunk);
         for (size_t i = 0; i < chunk; i++)
-            d[i] = elem == 1 ? (unsigned char)value : pat[(off + i) % 4];
+            d[i] = elem == 1 ? (unsigned char)value : pat[(off + i) % elem];
         off += chunk;
     }
 }
@@ -299,9 +299,9 @@ void sh_device_fill(void *dst, int value, unsigned elem, size_t count)
     if (elem == 1) {
         memset(dst, value, count);
     } else {
-        uint32_t v = (uint32_t)value;
+        uint32_t v = (uint32_t)value; /* little-endian: the low elem bytes */
         for (size_t i = 0; i < count; i++)
-            memcpy((char *)dst + i * 4, &v, 4);
+            memcpy((char *)dst + i * elem, &v, elem);
     }
     pthread_rwlock_unlock(&sh_mem_lock);
 }
@@ -331,6 +331,17 @@ bool sh_mem_lookup(const void *p, struct sh_range *out)
         *out = *r;
     pthread_rwlock_unlock(&sh_mem_lock);
     return r != NULL;
+}
+
+size_t sh_mem_device_bytes(int device)
+{
+    size_t sum = 0;
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i]->kind == R_DEVICE && ranges[i]->device == device)
+            sum += ranges[i]->size;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return sum;
 }
 
 bool sh_mem_is_device(const void *ptr)
@@ -800,4 +811,165 @@ hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void
     }
     *attributes = a;
     return hipSuccess;
+}
+
+/* ---- more allocations and queries programs link ------------------------- */
+
+/* Managed memory: one mapping the host and the device both reach (the
+ * simulated device reaches host memory directly), freed by hipFree. */
+hipError_t hipMallocManaged(void **ptr, size_t size, unsigned int flags)
+{
+    sh_init();
+    if (!ptr || size == 0 || (flags != hipMemAttachGlobal && flags != hipMemAttachHost))
+        return sh_ret(hipErrorInvalidValue);
+    hipError_t e = alloc_range(ptr, size, flags, R_HOSTMALLOC);
+    if (e == hipSuccess) {
+        pthread_rwlock_wrlock(&sh_mem_lock);
+        struct sh_range *r = find_containing((uintptr_t)*ptr);
+        if (r)
+            r->managed = true;
+        pthread_rwlock_unlock(&sh_mem_lock);
+    }
+    return sh_ret(e);
+}
+
+/* Rows padded to a multiple of 256 bytes. */
+hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+    sh_init();
+    if (!ptr || !pitch)
+        return sh_ret(hipErrorInvalidValue);
+    size_t p = (width + 255) & ~(size_t)255;
+    if (width == 0 || height == 0 || height > SIZE_MAX / p) {
+        *ptr = NULL;
+        *pitch = p;
+        return width == 0 || height == 0 ? hipSuccess : sh_ret(hipErrorOutOfMemory);
+    }
+    hipError_t e = alloc_range(ptr, p * height, 0, R_DEVICE);
+    if (e == hipSuccess)
+        *pitch = p;
+    return sh_ret(e);
+}
+
+static bool managed_range(const void *p, size_t n)
+{
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)p);
+    bool ok = r && r->managed && (uintptr_t)p - r->base + n <= r->size;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return ok;
+}
+
+/* Advice changes nothing in the model; it must name managed memory. */
+hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device)
+{
+    sh_init();
+    (void)advice;
+    if (!dev_ptr || count == 0 || !managed_range(dev_ptr, count))
+        return sh_ret(hipErrorInvalidValue);
+    if (device != hipCpuDeviceId && (device < 0 || device >= sh_cfg.ndevices))
+        return sh_ret(hipErrorInvalidDevice);
+    return hipSuccess;
+}
+
+/* A prefetch is a device operation that moves nothing. */
+hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream)
+{
+    sh_init();
+    if (!dev_ptr || count == 0 || !managed_range(dev_ptr, count))
+        return sh_ret(hipErrorInvalidValue);
+    if (device != hipCpuDeviceId && (device < 0 || device >= sh_cfg.ndevices))
+        return sh_ret(hipErrorInvalidDevice);
+    struct sh_work w = { .kind = W_NOP };
+    return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
+}
+
+/* No advice is kept: every attribute reads as never advised (0; the
+ * locations -2, "invalid"). */
+hipError_t hipMemRangeGetAttribute(void *data, size_t data_size, hipMemRangeAttribute attribute,
+                                   const void *dev_ptr, size_t count)
+{
+    sh_init();
+    if (!data || data_size < 4 || (data_size & 3) || !dev_ptr || !managed_range(dev_ptr, count))
+        return sh_ret(hipErrorInvalidValue);
+    int v = 0;
+    switch ((int)attribute) {
+    case hipMemRangeAttributeReadMostly:
+    case hipMemRangeAttributeCoherencyMode:
+        break;
+    case hipMemRangeAttributePreferredLocation:
+    case hipMemRangeAttributeLastPrefetchLocation:
+        v = -2;
+        break;
+    case hipMemRangeAttributeAccessedBy:
+        memset(data, 0xff, data_size); /* no device: -1 entries */
+        return hipSuccess;
+    default:
+        return sh_ret(hipErrorInvalidValue);
+    }
+    memcpy(data, &v, 4);
+    return hipSuccess;
+}
+
+hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr)
+{
+    sh_init();
+    struct sh_range r;
+    if (!dptr || !sh_mem_lookup(dptr, &r))
+        return sh_ret(hipErrorNotFound);
+    if (pbase)
+        *pbase = (hipDeviceptr_t)r.base;
+    if (psize)
+        *psize = r.size;
+    return hipSuccess;
+}
+
+/* One attribute of known memory; unknown memory is an invalid value. */
+hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr)
+{
+    sh_init();
+    struct sh_range r;
+    if (!data || !ptr || !sh_mem_lookup(ptr, &r))
+        return sh_ret(hipErrorInvalidValue);
+    uintptr_t p = (uintptr_t)ptr;
+    bool dev = r.kind == R_DEVICE;
+    switch (attribute) {
+    case HIP_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned *)data = (unsigned)memory_type(dev);
+        break;
+    case HIP_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *(void **)data = (void *)p;
+        break;
+    case HIP_POINTER_ATTRIBUTE_HOST_POINTER:
+        *(void **)data = dev ? NULL : (void *)p;
+        break;
+    case HIP_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(int *)data = r.managed;
+        break;
+    case HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = r.device;
+        break;
+    case HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *(void **)data = (void *)r.base;
+        break;
+    case HIP_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *(size_t *)data = r.size;
+        break;
+    case HIP_POINTER_ATTRIBUTE_MAPPED:
+        *(int *)data = 1;
+        break;
+    case HIP_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = (unsigned long long)r.base;
+        break;
+    default:
+        return sh_ret(hipErrorInvalidValue);
+    }
+    return hipSuccess;
+}
+
+/* The deprecated spelling of hipHostMalloc. */
+hipError_t hipHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+    sh_init();
+    return sh_ret(alloc_range(ptr, size, flags, R_HOSTMALLOC));
 }
