@@ -177,7 +177,6 @@ static void ctx_sync(const struct sc_ctx *c, const char *api)
 
 static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    (void)flags;
     CUresult e = sc_enter(false);
     if (e != CUDA_SUCCESS)
         return e;
@@ -189,6 +188,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c->device = dev;
+    c->flags = flags;
     c->magic = SC_CTX_MAGIC;
     make_current(c);
     *pctx = (CUcontext)c;
@@ -449,4 +449,94 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
         *pStr = NULL;
         return CUDA_ERROR_INVALID_VALUE;
     }
+}
+
+/* ---- the context stack (cuCtxPushCurrent / cuCtxPopCurrent) ----------------
+ * Per thread: the current context is its top; pushing makes ctx current,
+ * popping restores the one below. */
+#define SC_CTX_STACK 64
+static _Thread_local struct sc_ctx *tl_stack[SC_CTX_STACK];
+static _Thread_local int tl_depth;
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    struct sc_ctx *c = (struct sc_ctx *)ctx;
+    if (!ctx_alive(c))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (tl_depth == SC_CTX_STACK)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    tl_stack[tl_depth++] = tl_ctx;
+    make_current(c);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!ctx_alive(tl_ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx)
+        *pctx = (CUcontext)tl_ctx;
+    struct sc_ctx *below = tl_depth > 0 ? tl_stack[--tl_depth] : NULL;
+    tl_ctx = NULL;
+    if (ctx_alive(below))
+        make_current(below);
+    return CUDA_SUCCESS;
+}
+
+/* CUDA 13's cuCtxCreate: the parameters (execution affinity, CIG) are not
+ * modelled; NULL is the plain context. */
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                        CUdevice dev)
+{
+    if (params)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return ctx_create(pctx, flags, dev);
+}
+
+CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = tl_ctx->flags;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if ((e = check_device(dev)) != CUDA_SUCCESS)
+        return e;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&ctx_lock);
+    *flags = primaries[dev].flags;
+    *active = primaries[dev].retains > 0;
+    pthread_mutex_unlock(&ctx_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if ((e = check_device(dev)) != CUDA_SUCCESS)
+        return e;
+    if (flags & ~0x1fu)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&ctx_lock);
+    primaries[dev].flags = flags;
+    pthread_mutex_unlock(&ctx_lock);
+    return CUDA_SUCCESS;
 }
