@@ -182,6 +182,17 @@ $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h 
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
+# A program written against NVIDIA's cuda.h (the tests' stand-in here: CI has
+# no toolkit), and the C body simcuda gives its PTX kernel (SIMCUDA_KERNELS).
+LCUDA_KERNELS := $(B)/tests/legacy-cuda/kernels/libsample_kernels.so
+$(B)/tests/legacy-cuda/ptx_sample: tests/legacy-cuda/ptx_sample.c tests/legacy-cuda/include/cuda.h simcuda/cuda_min.h $(SC_LIB) $(LCUDA_KERNELS)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Itests/legacy-cuda/include -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -lcuda
+
+$(LCUDA_KERNELS): tests/legacy-cuda/kernels/vector_add.c simcuda/simcuda.h
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ $(LDFLAGS) -ldl
+
 # The stand-in for NVIDIA's shared runtime (two majors, each with its version
 # node, as NVIDIA's), a library linked with the older, and the programs.
 LCUDA_RT := $(B)/tests/legacy-cuda/rt/libcudart.so.13
