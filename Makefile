@@ -281,7 +281,7 @@ $(UCUDA_BIN): $(UCUDA_SRC) $(wildcard tests/unit-cuda/*.h) $(CORE_A) $(SC_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
+$(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h simcuda/unmodelled.inc $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
@@ -353,7 +353,7 @@ $(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
+$(SIMT_BIN): $(SIMT_SRC) simhip/unmodelled.inc $(SIM_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl

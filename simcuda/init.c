@@ -21,6 +21,11 @@ static atomic_bool initialized;
 static struct sc_ctx primaries[SH_MAX_DEVICES];
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* guards retains */
 static _Thread_local struct sc_ctx *tl_ctx;
+/* The contexts below the current one (cuCtxCreate and cuCtxPushCurrent push,
+ * cuCtxPopCurrent pops). */
+#define SC_CTX_STACK 64
+static _Thread_local struct sc_ctx *tl_stack[SC_CTX_STACK];
+static _Thread_local int tl_depth;
 
 static void boot(void)
 {
@@ -190,6 +195,8 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     c->device = dev;
     c->flags = flags;
     c->magic = SC_CTX_MAGIC;
+    if (tl_depth < SC_CTX_STACK) /* pushed, as the driver does */
+        tl_stack[tl_depth++] = tl_ctx;
     make_current(c);
     *pctx = (CUcontext)c;
     return CUDA_SUCCESS;
@@ -454,9 +461,6 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
 /* ---- the context stack (cuCtxPushCurrent / cuCtxPopCurrent) ----------------
  * Per thread: the current context is its top; pushing makes ctx current,
  * popping restores the one below. */
-#define SC_CTX_STACK 64
-static _Thread_local struct sc_ctx *tl_stack[SC_CTX_STACK];
-static _Thread_local int tl_depth;
 
 CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 {
