@@ -191,11 +191,12 @@ struct sh_range {
     void *owner;                 /* the context current at allocation / registration */
 };
 
-/* Registration flags a runtime accepts: Portable 1, Mapped 2, IoMemory 4 and
+/* Registration flags a runtime accepts: Portable 1, Mapped 2, IoMemory 4,
  * bit 3 (hipExtHostRegisterCoarseGrained in ROCm 5.x, hipHostRegisterReadOnly
- * in 6.x, CU_MEMHOSTREGISTER_READ_ONLY in CUDA): with it, read-only pages
- * can be registered. */
-#define SH_REGISTER_FLAGS 0xfu
+ * in 6.x, CU_MEMHOSTREGISTER_READ_ONLY in CUDA: with it, read-only pages
+ * can be registered) and, for HIP, hipExtHostRegisterUncached (bit 31):
+ * clr's ihipHostRegister mask. simcuda refuses bits above 3 itself. */
+#define SH_REGISTER_FLAGS (0xfu | 0x80000000u)
 #define SH_REGISTER_READ_ONLY 0x8u
 
 /* What a pin of [p, p+n) would meet: every page mapped with the access it

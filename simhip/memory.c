@@ -452,16 +452,21 @@ hipError_t hipHostFree(void *ptr)
 
 /* ---- what a pinning runtime can lock ------------------------------------ */
 
-/* What the process maps over [p, p+n), read from /proc/self/maps (streamed
- * into a stack buffer, stopping past the range: no allocation, O(mappings
- * below the end)). Never touches the range itself. */
+/* What the process maps over [p, p+n), read from /proc/thread-self/maps
+ * (/proc/self/maps is empty once the main thread has exited with
+ * pthread_exit), streamed into a stack buffer and stopping past the range:
+ * no allocation, O(mappings below the end). Never touches the range itself.
+ * No readable map: SPAN_OK (the lock below decides). */
 static enum sh_span span_of(uintptr_t p, size_t n)
 {
     uintptr_t end = p + n, at = p; /* at: the first byte not yet seen mapped */
     enum sh_span worst = SPAN_OK;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return SPAN_OK; /* no /proc: the lock below decides */
+        fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SPAN_OK;
+    int lines = 0;
     char buf[4096];
     size_t have = 0;
     bool done = false;
@@ -476,6 +481,7 @@ static enum sh_span span_of(uintptr_t p, size_t n)
             *nl = 0;
             unsigned long lo, hi;
             char perms[5] = "";
+            lines++;
             if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && hi > at) {
                 if (lo >= end || lo > at) {
                     done = true; /* a hole at 'at' (or the range ended) */
@@ -494,6 +500,8 @@ static enum sh_span span_of(uintptr_t p, size_t n)
         memmove(buf, line, have);
     }
     close(fd);
+    if (lines == 0)
+        return SPAN_OK;
     if (at < end)
         return SPAN_HOLE;
     return worst;
@@ -592,8 +600,8 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
 {
     sh_init();
     /* clr ihipHostRegister: NULL, size 0 or a flag outside Portable, Mapped,
-     * IoMemory and bit 3 (CoarseGrained in 5.x, ReadOnly in 6.x) ->
-     * hipErrorInvalidValue. */
+     * IoMemory, bit 3 (CoarseGrained in 5.x, ReadOnly in 6.x) and Uncached
+     * -> hipErrorInvalidValue. */
     if (!hostPtr || !sizeBytes || (flags & ~SH_REGISTER_FLAGS))
         return sh_ret(hipErrorInvalidValue);
     hipError_t e = sh_capture_check(NULL);

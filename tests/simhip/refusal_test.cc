@@ -21,7 +21,8 @@ static inline char *map_n(size_t n)
     return map_pages(n);
 }
 
-// Source: clr ihipHostRegister flags check; AMD's hip-tests
+// Source: clr ihipHostRegister flags check (Portable, Mapped, IoMemory, bit 3,
+// Uncached 0x80000000 accepted); AMD's hip-tests
 // (catch/unit/memory/hipHostRegister.cc) pass 0xF0, 0xFFF2, 0xFFFFFFFF.
 TEST(SimhipRefusal, UnknownFlagsAreInvalidValue)
 {
@@ -30,7 +31,7 @@ TEST(SimhipRefusal, UnknownFlagsAreInvalidValue)
     for (unsigned f : {0xF0u, 0xFFF2u, 0xFFFFFFFFu, 0x10u})
         EXPECT_EQ(hipHostRegister(p, page(), f), hipErrorInvalidValue) << std::hex << f;
     EXPECT_EQ(hipHostUnregister(p), hipErrorHostMemoryNotRegistered);
-    for (unsigned f : {0x1u, 0x2u, 0x4u, 0x8u, 0xFu}) {
+    for (unsigned f : {0x1u, 0x2u, 0x4u, 0x8u, 0xFu, 0x80000000u}) {
         EXPECT_EQ(hipHostRegister(p, page(), f), hipSuccess) << std::hex << f;
         unsigned got = 99;
         EXPECT_EQ(hipHostGetFlags(&got, p), hipSuccess);
