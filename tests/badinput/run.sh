@@ -119,7 +119,6 @@ for c in $cases; do
             # api-error line (README, "API errors"). ROCm 5.x (legacy) answers
             # it to a range it cannot pin (hipamd ihipHostRegister).
             grep -q "safepin: api-error:" "$log.sp.err" && why="api-error line for out of memory"
-            quiet="state: out of memory"
         else
             want=$(api_line "$log.sp")
             grep -qE "$want" "$log.sp.err" || why="no api-error line matching '$want'"
