@@ -46,6 +46,7 @@ two_dev_free_nonblocking stall                !runtime-error,!api-error
 two_dev_free_per_thread  stall                !runtime-error,!api-error
 two_dev_free_legacy      stall                !runtime-error,!api-error
 two_dev_launch_stall     stall                !runtime-error,!api-error
+ptx_sample               clean                !runtime-error,!api-error,!freed-while-registered
 '
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device
@@ -128,6 +129,7 @@ evidence() { # kind log -> empty when shown
 run() { # log opts preload prog
     local log=$1 opts=$2 preload=$3 prog=$4
     { timeout -k 5 "$TIMEOUT" env LD_LIBRARY_PATH="$SIMCUDA${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        SIMCUDA_KERNELS="$BIN/kernels/libsample_kernels.so" \
         ${preload:+LD_PRELOAD="$preload"} SAFEPIN_OPTIONS="$opts" $LEGACY_ENV \
         "$BIN/$prog" >"$log" 2>&1; RC=$?; } 2>/dev/null
 }
