@@ -34,6 +34,7 @@ wrapper_forward          clean                !runtime-error,!api-error
 self_call                clean                !runtime-error,!api-error
 fork_unregister          clean                !runtime-error,!api-error
 fork_child               clean                !runtime-error
+refusal_first            clean                !runtime-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
 capture_unregister       capture-invalidated  !runtime-error,!api-error
