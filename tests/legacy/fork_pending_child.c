@@ -43,9 +43,9 @@ int main(void)
     if (c < 0)
         return 2;
     if (c == 0) {
-        volatile int sum = 0;
+        volatile unsigned sum = 0;
         for (size_t i = 0; i < N; i += 1024)
-            sum += buf[i];
+            sum += (unsigned)buf[i];
         hipError_t e = hipHostRegister(buf, N * sizeof(int), 0);
         hipError_t u = hipHostUnregister(buf);
         void *own = aligned_alloc(4096, 1 << 16);

@@ -57,6 +57,11 @@ ALLOC_PROGRAMS="fork_freed"
 # gcc 12's ASan allocator keeps its locks across fork (a child can hang in
 # malloc, without safepin too: seen in fork_threads), so ASan leaves them out.
 ASAN_FORK_PROGRAMS="fork_reregister fork_inherit fork_threads fork_pending_child"
+# Programs whose forked children start threads, or that fork hundreds of
+# times beside busy threads: gcc 12's TSan runtime mistakes a child's new
+# thread for a live one ("dup thread with used id") and can hang in a child
+# on its own locks, without safepin too, so TSan leaves them out.
+TSAN_FORK_PROGRAMS="fork_hang fork_inherit fork_threads"
 PROBE_LOG=build/asan/test-logs/legacy-asan-probe.log
 
 # Does an ASan program start and run correctly with safepin preloaded ahead of
@@ -123,7 +128,7 @@ for san in $SANITIZERS; do
         # programs run in the second pass below instead.
         # A TSan process never ends once main has called pthread_exit, with
         # or without safepin (TSan's own doing).
-        skip=("LEGACY_EXCEPT=$FREE_PROGRAMS exit_in_signal $ALLOC_PROGRAMS" "LEGACY_SKIP=main_pthread_exit"
+        skip=("LEGACY_EXCEPT=$FREE_PROGRAMS exit_in_signal $ALLOC_PROGRAMS $TSAN_FORK_PROGRAMS" "LEGACY_SKIP=main_pthread_exit"
               "LEGACY_SKIP_WHY=a ThreadSanitizer process never ends after pthread_exit from main, without safepin too")
     fi
     if [ "$san" = asan ]; then
