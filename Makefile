@@ -137,6 +137,15 @@ $(SHIM_OBJ): $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC_interpose) -fvisibility=hidden -MMD -MP -c $< -o $@
 
+# The shipped default suppressions, compiled in (diag/suppress.c): each line
+# of diag/default.supp becomes a C string literal.
+SUPP_INC := $(B)/gen/default_supp.inc
+$(SUPP_INC): diag/default.supp
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/.*/"&\\n"/' $< >$@
+$(B)/obj/diag/suppress.o: $(SUPP_INC)
+$(B)/obj/diag/suppress.o: CFLAGS += -I$(B)/gen
+
 # The objects that print the version.
 $(B)/obj/interpose/init.o $(B)/obj/diag/diag.o: VERSION
 
@@ -389,6 +398,9 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 SIMDIR ?= $(PREFIX)/lib/safepin/simhip
 MANDIR ?= $(PREFIX)/share/man
+# The default suppressions are compiled into the library; a copy of the
+# text goes here, for reading (and as a start for a suppressions file).
+DOCDIR ?= $(PREFIX)/share/doc/safepin
 under_prefix = $(patsubst $(PREFIX)/%,%,$(1))
 SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
 	  -e 's|@SIMDIR@|$(call under_prefix,$(SIMDIR))|g'
@@ -396,6 +408,8 @@ install: $(LIB) $(SIM_LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SIMDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libsafepin.so
 	install -m 0644 $(SIM_LIB) $(DESTDIR)$(SIMDIR)/libamdhip64.so.5
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 diag/default.supp $(DESTDIR)$(DOCDIR)/default.supp
 	$(SUBST) scripts/safepin >$(DESTDIR)$(PREFIX)/bin/safepin
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/safepin
 	install -m 0755 scripts/safepin-smoke $(DESTDIR)$(PREFIX)/bin/safepin-smoke
