@@ -124,7 +124,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -306,6 +306,24 @@ $(B)/tests/sanity/%: tests/sanity/%.c simhip/simhip.h
 $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+# Suppressions (tests/diag/suppressions.sh): programs whose registrations a
+# library of their own makes and keeps, HIP on simhip and CUDA on simcuda.
+SUPP_BIN := $(B)/tests/diag/supp/supp_hip $(B)/tests/diag/supp/supp_cuda
+$(B)/tests/diag/supp/libsuppholder_hip.so: tests/diag/supp/holder_hip.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/diag/supp/libsuppholder_cuda.so: tests/diag/supp/holder_cuda.c simcuda/simcuda.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1
+
+$(B)/tests/diag/supp/supp_hip: tests/diag/supp/supp_hip.c $(B)/tests/diag/supp/libsuppholder_hip.so
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_hip -Wl,-rpath,'$$ORIGIN' $(REAL_HIP)
+
+$(B)/tests/diag/supp/supp_cuda: tests/diag/supp/supp_cuda.c $(B)/tests/diag/supp/libsuppholder_cuda.so $(SC_LIB)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_cuda -Wl,-rpath,'$$ORIGIN' \
+	  -L$(B)/simcuda -l:libcuda.so.1
 
 $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
