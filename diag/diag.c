@@ -471,6 +471,7 @@ static void print_generated(sp_code c, const sp_site *here, const struct sp_rang
 
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
 {
+    sp_supp_flush(); /* what is wrong in the suppressions files comes first */
     /* leak_check=off: nothing said, nothing counted. */
     if (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF)
         return;
@@ -759,6 +760,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
 
 void sp_diag_finish(int exit_status)
 {
+    sp_supp_flush();
     uint64_t n = __atomic_load_n(&lat_n, __ATOMIC_RELAXED);
     if (n > SP_LAT_MAX)
         n = SP_LAT_MAX;

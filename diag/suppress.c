@@ -11,6 +11,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -41,6 +42,43 @@ static uint64_t suppressed_user;          /* atomic */
 static uint64_t suppressed_code[SP_CODE_COUNT]; /* atomic */
 static int full_said;
 
+/* Problems found while reading, said at the process's first diagnostic or
+ * at its end (sp_supp_flush): a helper that inherited LD_PRELOAD and never
+ * uses a runtime (sh, timeout) says nothing, so each is said once a run. */
+static char pending[8192]; /* lines, '\n' after each */
+static size_t pending_len;
+static int pending_said;   /* atomic */
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    if (pending_len >= sizeof(pending) - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(pending + pending_len, sizeof(pending) - pending_len - 1, fmt, ap);
+    va_end(ap);
+    if (w < 0)
+        return;
+    pending_len += (size_t)w < sizeof(pending) - pending_len - 1 ? (size_t)w
+                                                                 : sizeof(pending) - pending_len - 2;
+    pending[pending_len++] = '\n';
+    pending[pending_len] = '\0';
+}
+
+void sp_supp_flush(void)
+{
+    if (__atomic_load_n(&pending_said, __ATOMIC_ACQUIRE) ||
+        __atomic_exchange_n(&pending_said, 1, __ATOMIC_ACQ_REL))
+        return;
+    for (const char *p = pending; p < pending + pending_len;) {
+        const char *nl = memchr(p, '\n', (size_t)(pending + pending_len - p));
+        int len = nl ? (int)(nl - p) : (int)(pending + pending_len - p);
+        sp_log(SP_LOG_WARN, "suppressions", "%.*s", len, p);
+        p += len + 1;
+    }
+}
+
 _Static_assert(SP_CODE_COUNT <= 64, "want_mask holds one bit per code");
 
 void sp_supp_reset(void)
@@ -48,12 +86,17 @@ void sp_supp_reset(void)
     supp_n = 0;
     sources_n = 0;
     full_said = 0;
+    pending_len = 0;
+    pending[0] = '\0';
+    __atomic_store_n(&pending_said, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&want_mask, 0, __ATOMIC_RELEASE);
     sp_supp_fork_child();
 }
 
 void sp_supp_fork_child(void)
 {
+    /* What the parent has to say about its files is the parent's. */
+    __atomic_store_n(&pending_said, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < supp_n; i++)
         supp[i].hits = 0;
     suppressed_total = 0;
@@ -137,15 +180,14 @@ static int parse_line(const char *line, size_t len, int source, const char *name
             why = "pattern too long (at most 255 characters)";
     }
     if (why) {
-        sp_log(SP_LOG_WARN, "suppressions", "%s:%u: %s; line ignored: '%.*s'", source_label(name),
-               lineno, why, (int)(len > 200 ? 200 : len), s);
+        note("%s:%u: %s; line ignored: '%.*s'", source_label(name), lineno, why,
+             (int)(len > 200 ? 200 : len), s);
         return 1;
     }
     if (supp_n >= SP_SUPP_MAX) {
         if (!full_said)
-            sp_log(SP_LOG_WARN, "suppressions",
-                   "%s:%u: more than %d suppressions: this line and those after it are ignored",
-                   source_label(name), lineno, SP_SUPP_MAX);
+            note("%s:%u: more than %d suppressions: this line and those after it are ignored",
+                 source_label(name), lineno, SP_SUPP_MAX);
         full_said = 1;
         return 1;
     }
@@ -199,14 +241,12 @@ static int load_file(const char *path)
 
     int fd = open(abs, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        sp_log(SP_LOG_WARN, "suppressions", "cannot read suppressions file '%s': %s", abs,
-               strerror(errno));
+        note("cannot read suppressions file '%s': %s", abs, strerror(errno));
         return 1;
     }
     int src = add_source(abs);
     if (src < 0) {
-        sp_log(SP_LOG_WARN, "suppressions", "'%s' ignored: at most %d suppressions files", abs,
-               SP_SUPP_SOURCES - 1);
+        note("'%s' ignored: at most %d suppressions files", abs, SP_SUPP_SOURCES - 1);
         close(fd);
         return 1;
     }
@@ -237,8 +277,7 @@ static int load_file(const char *path)
         bad += parse_line(line, ll, src, abs, ++lineno, 0);
     close(fd);
     if (err) {
-        sp_log(SP_LOG_WARN, "suppressions", "error reading suppressions file '%s': %s", abs,
-               strerror(err));
+        note("error reading suppressions file '%s': %s", abs, strerror(err));
         bad++;
     }
     return bad;

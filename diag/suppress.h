@@ -8,7 +8,8 @@
  * object's base name) of any frame of the stacks given: where the diagnostic
  * happened and where its range was registered. '#' starts a comment line;
  * blank lines are ignored; a malformed line is reported once, with its file
- * and line number, and ignored.
+ * and line number, and ignored (said by a process that has something to
+ * say: see sp_supp_flush).
  *
  * Files are read once, at start-up (sp_supp_init, from sp_diag_init), with
  * read(2) into static tables: nothing here allocates. The tables do not
@@ -89,7 +90,13 @@ uint64_t sp_supp_suppressed_code(int c);
 int sp_supp_generate(int c, const sp_site *const *stacks, int nstacks, uintptr_t self_lo,
                      uintptr_t self_hi, char *buf, size_t n);
 
-/* Fork child: its counts start at zero (the tables stay). */
+/* Say the problems found in the suppressions files (malformed lines,
+ * files that cannot be read), once: at the process's first diagnostic, or
+ * at its end. */
+void sp_supp_flush(void);
+
+/* Fork child: its counts start at zero (the tables stay); the problems of
+ * the files are its parent's to say. */
 void sp_supp_fork_child(void);
 
 #ifdef __cplusplus
