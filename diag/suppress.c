@@ -86,11 +86,11 @@ void sp_supp_reset(void)
     supp_n = 0;
     sources_n = 0;
     full_said = 0;
+    __atomic_store_n(&want_mask, 0, __ATOMIC_RELEASE);
+    sp_supp_fork_child();
     pending_len = 0;
     pending[0] = '\0';
     __atomic_store_n(&pending_said, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&want_mask, 0, __ATOMIC_RELEASE);
-    sp_supp_fork_child();
 }
 
 void sp_supp_fork_child(void)
