@@ -7,6 +7,8 @@
 #   make bench      the benchmark table (build/bench.json)
 #   make install    DESTDIR=... PREFIX=/usr/local (LIBDIR, SIMDIR, MANDIR: see below)
 #   make deb        build/safepin_<version>_<arch>.deb (scripts/make-deb)
+#   make wheel      build/safepin-<version>-py3-none-manylinux_2_<N>_<arch>.whl
+#                   (scripts/make-wheel, with Debian's /usr/bin/python3)
 #   make gpu-test   the hazards on a real NVIDIA GPU, bare and under safepin
 #   make gpu-bench  the benchmark table on a real NVIDIA GPU (build/gpu-bench.json)
 #                   (both skip, saying why, without an NVIDIA GPU and nvcc;
@@ -123,7 +125,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 # Programs "built against Debian's ROCm": linked with the real libamdhip64.
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
-.PHONY: all deps test demo bench install deb clean san-builds san-all
+.PHONY: all deps test demo bench install deb wheel clean san-builds san-all
 all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
@@ -187,7 +189,7 @@ $(SC_VLIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/legacy-cuda/two_devices.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
@@ -284,7 +286,7 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
@@ -442,6 +444,14 @@ deb: deps
 	@deb=$$(scripts/make-deb build) && echo "lintian $$deb:" && lintian --fail-on error "$$deb" \
 	  && echo "make deb: $$deb"
 
+# The Python wheel, from a tree staged by `make install`: Debian's own
+# python3 and its standard library only (the python3 first on PATH may be
+# another one).
+PYTHON3 ?= /usr/bin/python3
+wheel: deps
+	$(MAKE) -j2 $(LIB) $(SIM_LIB)
+	@whl=$$($(PYTHON3) scripts/make-wheel build) && echo "make wheel: $$whl"
+
 clean:
 	rm -rf build
 
@@ -487,7 +497,7 @@ GB        := build/gpu
 GT        := tests/gpu
 NVFLAGS   := -O2 -g -gencode arch=compute_90,code=[sm_90,compute_90]
 GPU_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -I$(CUDA_HOME)/include
-GPU_LEGACY_SKIP := second_device unreg_free_reuse main_pthread_exit
+GPU_LEGACY_SKIP := two_dev_launches unreg_free_reuse main_pthread_exit
 GPU_LEGACY := $(filter-out $(addprefix $(GB)/legacy/,$(GPU_LEGACY_SKIP)),\
                 $(patsubst tests/legacy/%.c,$(GB)/legacy/%,$(LEGACY_SRC)))
 GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB)/gpubench \
@@ -529,7 +539,7 @@ $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
-$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
+$(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \
                 $(GT)/hipnv/simhip.h $(GB)/simhip_gpu.o $(GB)/kernels.o
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -I$(GT)/hipnv -Itests/legacy -Itests/common -c $< -o $@.o

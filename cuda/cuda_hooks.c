@@ -73,7 +73,10 @@ static void drain_before_runtime_exit(void)
 /* Lock held. An identical live range nests; RELEASING: revived or waited
  * for. Returns 1 with *ret set when the call is answered, 0 to register,
  * 2 when the memory overlaps another runtime's range (HIP on another
- * device): two drivers each pin it, as bare, so the call passes through. */
+ * device): two drivers each pin it, as bare, so the call passes through;
+ * 3 when it overlaps another live range: the driver refuses that itself,
+ * with the code its pages call for (712, or 1 or 2 for memory it cannot
+ * pin at all), so it answers (see refused_by_driver). */
 static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const char *name,
                           sp_site **site, sp_CUresult *ret)
 {
@@ -99,15 +102,7 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
                 *ret = SP_CUDA_SUCCESS;
                 return 1;
             }
-            SP_COUNT(overlapping_refused);
-            sp_history_add(SP_EV_REFUSED, base, size, *site);
-            sp_diag(SP_OVERLAPPING_REGISTER, r,
-                    "%s(%p, %zu, 0x%x)%s overlaps the live registration 0x%lx (%zu bytes, flags "
-                    "0x%x): CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
-                    name, (void *)base, size, flags, sp_cu_entry("cudaHostRegister"),
-                    (unsigned long)r->base, r->size, r->flags);
-            *ret = SP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-            return 1;
+            return 3; /* the driver refuses overlaps itself: its answer comes first (G10) */
         }
         if (sp_opt.revive && same && sp_reaper_revive(r)) {
             SP_COUNT(revived);
@@ -133,6 +128,37 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
     }
 }
 
+/* A register that overlaps a live range, answered by the driver (serialized
+ * with that range's own calls, G5); 712 is the overlap refusal safepin
+ * reports. Lock NOT held. */
+static sp_CUresult refused_by_driver(sp_cu_register_fn real, const char *name, void *p,
+                                     size_t size, unsigned int flags, sp_site *site)
+{
+    uintptr_t base = (uintptr_t)p;
+    uint64_t tok = sp_reg_op_enter(base, size);
+    sp_CUresult e = real(p, size, flags);
+    sp_lock();
+    sp_reg_op_end(tok);
+    sp_range *r = sp_reg_find_overlap(base, size);
+    if (e == SP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+        SP_COUNT(overlapping_refused);
+        sp_history_add(SP_EV_REFUSED, base, size, site);
+        sp_diag(SP_OVERLAPPING_REGISTER, r,
+                "%s(%p, %zu, 0x%x)%s overlaps the live registration 0x%lx (%zu bytes, flags "
+                "0x%x): CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+                name, p, size, flags, sp_cu_entry("cudaHostRegister"),
+                (unsigned long)(r ? r->base : 0), r ? r->size : 0, r ? r->flags : 0);
+    } else {
+        sp_log(SP_LOG_INFO, "info",
+               "%s(%p, %zu, 0x%x) overlaps a live registration; the driver's answer, %d, "
+               "passed through%s", name, p, size, flags, e,
+               e == SP_CUDA_SUCCESS ? " (not tracked)" : "");
+    }
+    sp_unlock();
+    sp_site_free(site);
+    return e;
+}
+
 sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *p, size_t size,
                                 unsigned int flags)
 {
@@ -151,6 +177,14 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
                 size, flags);
         return SP_CUDA_ERROR_INVALID_VALUE;
     }
+    if (sp_reg_inherited(base, size)) {
+        /* A forked child, on memory its parent had registered: the driver's
+         * state there is unknown, so the call goes to it as it is (G9). */
+        sp_log(SP_LOG_INFO, "info",
+               "%s(%p, %zu): memory registered by the parent process before fork; passed "
+               "through, not tracked", name, p, size);
+        return real(p, size, flags);
+    }
     sp_CUcontext ctx = NULL;
     sp_CUdevice dev = 0;
     if (!sp_tls_in_hostfn) {
@@ -163,6 +197,10 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
 
     sp_lock();
     int settled = settle_overlap(base, size, flags, name, &site, &ret);
+    if (settled == 3) {
+        sp_unlock();
+        return refused_by_driver(real, name, p, size, flags, site);
+    }
     if (settled) {
         sp_unlock();
         sp_site_free(site);

@@ -186,8 +186,6 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static void diag_fork_child(void);
-
 void sp_diag_init(void)
 {
     diag_pid = getpid();
@@ -199,7 +197,6 @@ void sp_diag_init(void)
     backtrace(warm, 2); /* loads the unwinder now, not inside a hook */
     if (sp_opt.symbolize)
         sp_symbolize_init(); /* addr2line's path, found now */
-    pthread_atfork(sp_symbolize_fork_prepare, sp_symbolize_fork_parent, diag_fork_child);
 }
 
 int sp_diag_own_process(void) { return diag_pid != 0 && getpid() == diag_pid; }
@@ -823,12 +820,18 @@ void sp_diag_finish(int exit_status)
 
 /* ---- fork ---------------------------------------------------------------- */
 
-/* pthread_atfork child: the child starts with no violations, counters,
- * history or latencies of its parent (G9), and with fresh locks (the
- * parent's other threads are gone, maybe holding them). With %p in
- * log_path, its log is its own file, opened when it first says something.
- * The records kept by the parent are abandoned, not freed. */
-static void diag_fork_child(void)
+/* Fork handlers, called from safepin's own (interpose/init.c), which fix
+ * the order of every lock of safepin's. */
+void sp_diag_fork_prepare(void) { sp_symbolize_fork_prepare(); }
+
+void sp_diag_fork_parent(void) { sp_symbolize_fork_parent(); }
+
+/* The child starts with no violations, counters, history or latencies of
+ * its parent (G9), and with fresh locks (the parent's other threads are
+ * gone, maybe holding them). With %p in log_path, its log is its own file,
+ * opened when it first says something. The records kept by the parent are
+ * abandoned, not freed. */
+void sp_diag_fork_child(void)
 {
     diag_pid = getpid();
     forked_child = 1;

@@ -64,9 +64,17 @@ extern sp_stats sp_stat; /* updated with __atomic builtins */
 #define SP_COUNT(field) __atomic_add_fetch(&sp_stat.field, 1, __ATOMIC_RELAXED)
 
 /* Resolve log_path and report against the current directory, warm up
- * backtrace() and the symbolizer, install the fork handler. The log file
- * itself is opened when the first line is written. */
+ * backtrace() and the symbolizer. The log file itself is opened when the
+ * first line is written. */
 void sp_diag_init(void);
+
+/* diag's part of safepin's fork handlers (interpose/init.c calls them, in
+ * its fixed lock order): prepare takes the symbolizer's pipe lock, parent
+ * releases it; the child starts with no violations, counters, history or
+ * latencies of its parent and fresh locks of its own. */
+void sp_diag_fork_prepare(void);
+void sp_diag_fork_parent(void);
+void sp_diag_fork_child(void);
 
 /* Write raw bytes to the log (log_path or stderr), checking first that its
  * descriptor is still safepin's. Async-signal-safe. */

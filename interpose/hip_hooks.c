@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "maps.h"
+
 /* Never registered by anyone: what the runtime says of unregistered memory. */
 static char probe_byte;
 
@@ -79,7 +81,9 @@ static hipError_t check_register_args(void *p, size_t size, unsigned int flags)
  * waiting). Returns 0 once nothing overlaps (the caller inserts), else 1
  * with *e the answer; *site_kept says whether a range took site. 2: the
  * memory overlaps a CUDA range (another driver pins it too, as bare): the
- * call passes through untracked. */
+ * call passes through untracked. 3: it overlaps a live range, but has pages
+ * no runtime can pin (unmapped, PROT_NONE, read-only without the read-only
+ * flag): the runtime refuses it with its own code, which comes first (G10). */
 static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *site,
                            hipError_t *e, int *site_kept)
 {
@@ -104,6 +108,8 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
             *e = hipSuccess;
             return 1;
         }
+        if (r->state == SP_RANGE_LIVE && sp_maps_pinnable(base, size, flags & SP_REGISTER_READ_ONLY) == 0)
+            return 3; /* the runtime refuses it for its pages first (G10) */
         if (r->state == SP_RANGE_LIVE) {
             SP_COUNT(overlapping_refused);
             sp_history_add(SP_EV_REFUSED, base, size, site);
@@ -192,6 +198,14 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     hipError_t e = check_register_args(p, size, flags);
     if (e != hipSuccess)
         return e;
+    if (sp_reg_inherited((uintptr_t)p, size)) {
+        /* A forked child, on memory its parent had registered: the runtime's
+         * state there is unknown, so the call goes to it as it is (G9). */
+        sp_log(SP_LOG_INFO, "info",
+               "hipHostRegister(%p, %zu): memory registered by the parent process before fork; "
+               "passed through, not tracked", p, size);
+        return sp_real.hipHostRegister(p, size, flags);
+    }
     int dev = 0;
     if (sp_real.hipGetDevice && sp_real.hipGetDevice(&dev) != hipSuccess)
         dev = 0;
@@ -217,6 +231,17 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
                "hipHostRegister(%p, %zu): memory the CUDA driver registered; passed through, "
                "not tracked", p, size);
         return sp_real.hipHostRegister(p, size, flags);
+    }
+    if (settled == 3) {
+        /* Serialized with the overlapping range's own calls (G5). */
+        tok = sp_reg_op_enter((uintptr_t)p, size);
+        e = sp_real.hipHostRegister(p, size, flags);
+        sp_reg_op_leave(tok);
+        sp_log(SP_LOG_INFO, "info",
+               "hipHostRegister(%p, %zu, 0x%x) overlaps a live registration and has pages no "
+               "runtime can pin: the runtime's answer, %d, passed through%s",
+               p, size, flags, (int)e, e == hipSuccess ? " (not tracked)" : "");
+        return e;
     }
     if (settled)
         return e;
@@ -362,7 +387,8 @@ hipError_t sp_hip_free(void *p)
         sp_unlock();
         hipPointerAttribute_t a;
         memset(&a, 0, sizeof(a));
-        if (sp_real.hipPointerGetAttributes(&a, p) != hipSuccess ||
+        if (sp_reg_inherited((uintptr_t)p, 1) ||
+            sp_real.hipPointerGetAttributes(&a, p) != hipSuccess ||
             !attr_is_device(&a) || a.devicePointer != p)
             return sp_real.hipFree(p);
         sp_lock();

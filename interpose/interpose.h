@@ -66,6 +66,9 @@ void sp_at_exit(int status, void *arg);
 
 /* _exit/_Exit and quick_exit: the report and strict mode's exit status,
  * without the drain, then the real call. */
+/* fork(): completes the pending releases first (G9; init.c, "fork"), then
+ * glibc's fork. */
+pid_t sp_fork(void);
 void sp_exit_immediately(int status) __attribute__((noreturn));
 void sp_quick_exit(int status) __attribute__((noreturn));
 

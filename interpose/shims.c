@@ -143,6 +143,8 @@ SP_EXPORT void _Exit(int status) { sp_exit_immediately(status); }
 
 SP_EXPORT void quick_exit(int status) { sp_quick_exit(status); }
 
+SP_EXPORT pid_t fork(void) { return sp_fork(); }
+
 SP_EXPORT int shmdt(const void *addr)
 {
     int rc = sp_shmdt(addr);

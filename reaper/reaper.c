@@ -987,9 +987,18 @@ static void reaper_loop(int inline_mode)
     }
 }
 
-/* Wait for the pending work; gives up at the deadline, at once when nowait,
- * or when the work waits for a stream capture to end. */
-static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
+/* A release submitted up to seq (sp_reaper_release numbers them) that has
+ * not completed. sp_reg_for_each callback. Lock held. */
+static int pending_upto(sp_range *r, void *seq)
+{
+    return r->state == SP_RANGE_RELEASING && rel(r)->seq <= *(const uint64_t *)seq;
+}
+
+/* Wait for the pending work (upto > 0: only the releases submitted up to
+ * that number, so that other threads' new ones cannot keep it waiting);
+ * gives up at the deadline, at once when nowait, or when the work waits
+ * for a stream capture to end. */
+static size_t drain_upto(long timeout_ms, int nowait, uint64_t upto, sp_drain_end *why)
 {
     sp_lock();
     uint64_t deadline = sp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
@@ -997,8 +1006,9 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
     kick_locked();
     sp_drain_end end = SP_DRAIN_DONE;
     for (;;) {
-        int work = R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running ||
-                   any_ready() || streams_work();
+        int work = upto ? sp_reg_for_each(pending_upto, &upto)
+                        : R.n_releasing > 0 || R.calls || R.calls_running || R.idle_running ||
+                              any_ready() || streams_work();
         if (!work)
             break;
         if (!R.started && !R.inline_running && !nowait && !R.abandoned) {
@@ -1034,6 +1044,11 @@ static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
     sp_unlock();
     *why = end;
     return left;
+}
+
+static size_t drain(long timeout_ms, int nowait, sp_drain_end *why)
+{
+    return drain_upto(timeout_ms, nowait, 0, why);
 }
 
 size_t sp_reaper_drain(long timeout_ms)
@@ -1072,26 +1087,44 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
     sp_unlock();
 }
 
-/* In a forked child: what the program unmapped before the fork is gone for
- * the child too. The parent defers those unmaps until device work is done;
- * the child has no such work (its registry starts empty), so it makes them
- * now, rather than keep pages the program unmapped (a mapping of the
- * child's own there would fail). Read from the published copy, unless
- * another thread was rewriting it at fork time; unmaps the parent's reaper
- * was running are not in it. (Deferred frees are left: a block leaked in
- * the child is harmless, one freed twice is not.) */
-static void fork_child_unmaps(void)
+/* In a forked child: what the program freed or unmapped before the fork is
+ * gone for the child too. The parent defers those until device work is
+ * done; the child has no such work (no device writes into its copy), so it
+ * carries them out now, rather than keep memory the program gave up (a
+ * mapping of the child's own there would fail, G9). consistent: the
+ * parent's fork handler held the lock, so the action list is whole; the
+ * actions the parent's reaper was running outside the lock are left (they
+ * may have happened already: a block freed twice, or pages unmapped after
+ * another thread mapped them again, would be worse than a leak). Otherwise
+ * only the published copy of the unmaps is read, unless another thread was
+ * rewriting it at fork time. */
+static void fork_child_actions(int consistent)
 {
+    if (consistent) {
+        for (const sp_action *a = R.actions; a; a = a->next)
+            if (!a->running && a->kind != SP_ACT_HIPFREE)
+                run_action(a);
+        return;
+    }
     if (__atomic_load_n(&fork_unmaps.seq, __ATOMIC_ACQUIRE) & 1)
         return;
     for (unsigned i = 0; i < fork_unmaps.n && i < SP_FORK_UNMAPS; i++)
         real_unmap(fork_unmaps.e[i].addr, fork_unmaps.e[i].len);
-    fork_unmaps.n = 0;
 }
 
-void sp_reaper_fork_child(void)
+size_t sp_reaper_fork_drain(long timeout_ms, int nowait)
 {
-    fork_child_unmaps();
+    sp_drain_end why;
+    sp_lock();
+    uint64_t upto = R.submit_seq;
+    sp_unlock();
+    return upto ? drain_upto(timeout_ms, nowait, upto, &why) : 0;
+}
+
+void sp_reaper_fork_child(int consistent)
+{
+    fork_child_actions(consistent);
+    fork_unmaps.n = 0;
     memset(&R, 0, sizeof(R));
     sp_hold_reset();
     sp_streams_fork_child();

@@ -170,9 +170,20 @@ typedef struct sp_table_sizes {
 } sp_table_sizes;
 void sp_reaper_table_sizes(sp_table_sizes *t);
 
-/* Fork handlers (after the registry's): the child forgets the reaper and the
- * streams; a new reaper starts on first use. */
-void sp_reaper_fork_child(void);
+/* fork() itself, before any fork handler runs: completes the releases left
+ * pending at the call (their prior device work done, held ones too; not
+ * those other threads start meanwhile) within timeout_ms,
+ * so that the child inherits the runtime state a bare run would leave (G9).
+ * Never waits for releases a stream capture holds back; at once when nowait
+ * (a host function: the work may wait behind it). Takes the lock. Returns
+ * the releases left. */
+size_t sp_reaper_fork_drain(long timeout_ms, int nowait);
+
+/* Fork handler (after the registry's): the child carries out the frees and
+ * unmaps its parent deferred (see reaper.c), forgets the reaper and the
+ * streams; a new reaper starts on first use. consistent: the parent held
+ * the lock across the fork. */
+void sp_reaper_fork_child(int consistent);
 
 #ifdef __cplusplus
 }

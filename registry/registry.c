@@ -600,6 +600,23 @@ void sp_reg_op_end(uint64_t token)
     sp_lock_broadcast();
 }
 
+uint64_t sp_reg_op_enter(uintptr_t addr, size_t len)
+{
+    sp_lock();
+    uint64_t t = sp_reg_op_begin(addr, len);
+    sp_unlock();
+    return t;
+}
+
+void sp_reg_op_leave(uint64_t token)
+{
+    if (token == 0)
+        return;
+    sp_lock();
+    sp_reg_op_end(token);
+    sp_unlock();
+}
+
 /* ------------------------------------------------------------------------ */
 /* Reset and fork                                                           */
 
@@ -639,17 +656,68 @@ void sp_reg_reset(void)
     filter_clear();
 }
 
-/* pthread_atfork child (no prepare or parent handler: no lock is taken
- * around fork). The child forgets the registry without reading it, so it
- * needs no consistent copy, and taking the lock before fork would order it
- * against the runtime's own fork locks (a runtime thread may free memory,
- * and so enter our hooks, while holding them). The child starts with an
- * empty registry (G9; sp_lock_fork_child gives it a fresh lock). Whatever
- * another thread was doing to the registry at fork time is abandoned, not
- * freed: its nodes leak in the child, which is safe whatever state they
- * were in. */
-void sp_reg_fork_child(void)
+/* Inherited extents, sorted by base, not overlapping (registry ranges never
+ * overlap). Set in the child's fork handler, read-only afterwards. */
+static struct {
+    size_t n;
+    struct {
+        uintptr_t lo, hi;
+    } *e;
+} g_inh;
+
+int sp_reg_inherited(uintptr_t addr, size_t len)
 {
+    size_t n = __atomic_load_n(&g_inh.n, __ATOMIC_ACQUIRE);
+    if (n == 0)
+        return 0;
+    uintptr_t a = addr, b = addr + (len ? len : 1);
+    if (b < a)
+        b = UINTPTR_MAX;
+    size_t lo = 0, hi = n; /* the first extent ending after a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g_inh.e[mid].hi <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && g_inh.e[lo].lo < b;
+}
+
+/* The child's copy of the parent's ranges, in address order (the tree).
+ * Memory for it may be missing: then nothing is inherited, as before. */
+static void inherit_extents(void)
+{
+    size_t n = HASH_COUNT(g_table), k = 0;
+    g_inh.n = 0;
+    g_inh.e = NULL;
+    if (n == 0)
+        return;
+    void *e = sp_mem_calloc(n, sizeof(*g_inh.e));
+    if (!e)
+        return;
+    g_inh.e = e;
+    for (sp_range *r = sp_reg_find_overlap(0, UINTPTR_MAX); r && k < n; r = sp_reg_next(r)) {
+        g_inh.e[k].lo = r->base;
+        g_inh.e[k].hi = r->base + r->size;
+        k++;
+    }
+    __atomic_store_n(&g_inh.n, k, __ATOMIC_RELEASE);
+}
+
+/* pthread_atfork child. consistent: the parent's prepare handler held the
+ * lock across the fork, so the table and the tree are whole, and the ranges
+ * they hold become the child's inherited extents. Otherwise (a fork from a
+ * signal handler that interrupted safepin's own code) the child forgets them
+ * without reading them. Either way the child starts with an empty registry
+ * (G9; sp_lock_fork_child gives it a fresh lock). The parent's nodes are
+ * abandoned, not freed: their memory is the parent's copy, harmless here. */
+void sp_reg_fork_child(int consistent)
+{
+    if (consistent)
+        inherit_extents();
+    else
+        g_inh.n = 0;
     g_table = NULL;
     g_root = NULL;
     g_op.ops = NULL;

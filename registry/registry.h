@@ -172,14 +172,28 @@ int sp_reg_check(void);
  * op and broadcasts. Lock held. */
 uint64_t sp_reg_op_begin(uintptr_t addr, size_t len);
 void sp_reg_op_end(uint64_t token);
+/* The same for a caller that does not hold the lock (takes it). */
+uint64_t sp_reg_op_enter(uintptr_t addr, size_t len);
+void sp_reg_op_leave(uint64_t token);
 
 /* Forget every range and op (tests). The lock and condvar stay as they
  * are, so threads waiting on them are not disturbed. */
 void sp_reg_reset(void);
 
 /* fork, in the child (pthread_atfork, after sp_lock_fork_child): an empty
- * registry. Nothing is locked around fork (see registry.c). */
-void sp_reg_fork_child(void);
+ * registry. When consistent (the parent's fork handler held the lock across
+ * the fork), the extents of every range the parent had, live or pending,
+ * are kept as inherited (below); otherwise none are. */
+void sp_reg_fork_child(int consistent);
+
+/* Inherited ranges (G9): in a forked child, the extents of the ranges its
+ * parent had live or pending at the fork. The runtime's state there is a
+ * copy safepin cannot know, so the hooks pass the child's own calls on
+ * them to the runtime as they are and make no call of their own there.
+ * Written once, in the child's fork handler, before any other code runs in
+ * it, and never changed after: read without the lock. 1 if [addr, addr+len)
+ * (len 0 as 1) overlaps an inherited extent. */
+int sp_reg_inherited(uintptr_t addr, size_t len);
 
 #ifdef __cplusplus
 }

@@ -107,9 +107,23 @@ void sp_lock_broadcast(void)
     sp_lock_tls_held = was;
 }
 
-/* The parent's threads are gone: a fresh mutex and condvar, not held. */
-void sp_lock_fork_child(void)
+/* The parent's threads are gone. held: this thread took the lock in the
+ * fork's prepare handler, so no other thread held it at the fork: it is
+ * released as the parent releases it. Otherwise another thread may have
+ * held it: a fresh mutex. The condvar is fresh either way (the parent's
+ * waiters are counted in it, and a broadcast would wait for them). */
+void sp_lock_fork_child(int held)
 {
-    init_lock();
-    sp_lock_tls_held = 0;
+    pthread_condattr_t attr;
+
+    if (!held) {
+        init_lock();
+        sp_lock_tls_held = 0;
+        return;
+    }
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    sp_unlock();
 }

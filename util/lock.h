@@ -47,8 +47,10 @@ void sp_lock_wait(void);                        /* lock held; waits */
 int sp_lock_timedwait_ns(uint64_t abs_monotonic_ns); /* lock held; 0 or ETIMEDOUT */
 void sp_lock_broadcast(void);                   /* lock held or not */
 
-/* fork, in the child (pthread_atfork): a fresh lock, not held. */
-void sp_lock_fork_child(void);
+/* fork, in the child (pthread_atfork), first of safepin's handlers: the
+ * lock, not held. held: this thread took it in the prepare handler (then
+ * no other thread held it at the fork); otherwise a fresh lock. */
+void sp_lock_fork_child(int held);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,9 @@ target taken from the GPU's native figures (issue 11). Writes
 build/gpu-bench.json and build/gpu-bench.txt.
 
 Environment: SAFEPIN_LIB, GPU_BENCH_REPS (default 5; slow rows run 3),
-GPU_BENCH_ONLY (comma-separated experiment names).
+GPU_BENCH_ONLY (comma-separated experiment names). The two-GPU rows
+(pipeline2: two threads, one device each) are skipped, saying so, on a
+machine with one GPU.
 """
 import json
 import os
@@ -44,11 +46,15 @@ EXPS = {
     # measured both ways: compared with pipeline_async's native runs.
     "pipeline_async_holdfreed": (["pipeline", "iters=200"], REPS,
                                  "unregister=async:hold_freed=1", {}),
+    # The pipeline on two GPUs at once: two threads, one device each.
+    "pipeline2": (["pipeline2", "iters=200"], REPS, "", {}),
+    "pipeline2_async": (["pipeline2", "iters=200"], REPS, "unregister=async", {}),
     "release": (["release", "samples=100"], SLOW, "", {}),
     "free0": (["free", "live=0"], REPS, "", {}),
     "floor0": (["free", "live=0"], REPS, "", {"LD_PRELOAD": FLOOR}),
     "free10k": (["free", "live=10000"], REPS, "", {}),
 }
+TWO_GPU = {"pipeline2", "pipeline2_async"}
 RUNS = {k: {"native": [], "safepin": []} for k in EXPS}
 ROWS = []
 
@@ -114,8 +120,26 @@ def fsum(s, unit):
                                             fmt(s["max"], unit))
 
 
+def gpu_count():
+    """How many GPUs nvidia-smi lists (0 when it cannot say)."""
+    try:
+        q = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        return sum(1 for x in q.stdout.splitlines() if x.startswith("GPU "))
+    except (OSError, subprocess.SubprocessError):
+        return 0
+
+
+NGPU = 0
+
+
 def row(rid, what, name, key, unit, target, check, native_from=None):
     if ONLY and name not in ONLY:
+        return
+    if name in TWO_GPU and NGPU < 2:
+        ROWS.append({"row": rid, "what": what, "experiment": name, "key": key, "unit": unit,
+                     "native": None, "safepin": None, "ratio": None,
+                     "result": "skipped: needs two GPUs (%d here)" % NGPU, "target": target,
+                     "met": None})
         return
     n = summ(vals(native_from or name, "native", key))
     s = summ(vals(name, "safepin", key))
@@ -162,6 +186,10 @@ def build_rows():
     row("pipeline", "wall, async, hold_freed=1 (freed memory held too; extra)",
         "pipeline_async_holdfreed", "wall_ms", "ms", "-",
         lambda n, s, r: ("%.3f" % r, None), native_from="pipeline_async")
+    row("pipeline-2gpu", "wall, 2 GPUs x 4 streams x 200, a thread each (ordered, default)",
+        "pipeline2", "wall_ms", "ms", "(reported)", lambda n, s, r: ("%.3f" % r, None))
+    row("pipeline-2gpu", "wall, 2 GPUs x 4 streams x 200, a thread each (unregister=async)",
+        "pipeline2_async", "wall_ms", "ms", "(reported)", lambda n, s, r: ("%.3f" % r, None))
     row("release-latency", "p50, kernel end -> real unregister", "release", "p50_us", "us",
         "(reported)", lambda n, s, r: (fmt(s["median"], "us"), None))
     row("release-latency", "p99, kernel end -> real unregister", "release", "p99_us", "us",
@@ -199,7 +227,9 @@ def main():
     for p in (LIB, PROG, FLOOR):
         if not os.path.exists(p):
             sys.exit("gpu-bench: %s is missing" % p)
-    names = [n for n in EXPS if not ONLY or n in ONLY]
+    global NGPU
+    NGPU = gpu_count()
+    names = [n for n in EXPS if (not ONLY or n in ONLY) and (n not in TWO_GPU or NGPU >= 2)]
     t0 = time.monotonic()
     for rep in range(max(EXPS[n][1] for n in names)):
         for n in names:

@@ -5,7 +5,7 @@ A NumPy array's buffer is registered with cupy.cuda.runtime.hostRegister and
 released with hostUnregister around async copies and kernels, as staging
 code does. Each test prints one line, the protocol of hazards.c:
 
-    GPUTEST <test> api=cupy result=<hazard|ok|fail> <evidence>
+    GPUTEST <test> api=cupy result=<hazard|ok|fail|skip> <evidence>
 
 Usage: cupy_hazards.py [test ...] (default: all, in the order below).
 """
@@ -20,6 +20,7 @@ import cupy as cp
 rt = cp.cuda.runtime
 BUSY_MS = 500.0
 HOST_REGISTER_MAPPED = 2  # cudaHostRegisterMapped (CuPy names no constant for it)
+HOST_REGISTER_PORTABLE = 1  # cudaHostRegisterPortable
 
 SPIN = cp.RawKernel(r'''
 extern "C" __global__ void spin(unsigned long long ns) {
@@ -290,9 +291,75 @@ def t_capture():
     return "ok", "code=0 for hostUnregister; the capture survived and its graph gave the right result"
 
 
+def t_dev1_blocking():
+    """hazards.c's dev1_blocking: a NumPy array registered (Portable | Mapped)
+    while device 0 is current, filled by device 1 after a 500 ms kernel on a
+    blocking stream; another thread, device 0 current, unregisters it, reads
+    it at once and drops the array; meanwhile this thread adds on both
+    devices and times the launches."""
+    n = rt.getDeviceCount()
+    if n < 2:
+        return "skip", "needs two GPUs: %d device(s)" % n
+    held = {"a": np.zeros(1 << 20, np.int32)}
+    p, nbytes, size = held["a"].ctypes.data, held["a"].nbytes, held["a"].size
+    xs, others = [], []
+    for d in (0, 1):
+        with cp.cuda.Device(d):
+            o = cp.cuda.Stream(non_blocking=True)
+            x = cp.zeros(1024, cp.float32)
+            with o:
+                x += 1  # warm: the first launch loads the module
+            o.synchronize()
+            xs.append(x)
+            others.append(o)
+    with cp.cuda.Device(0):
+        rt.hostRegister(p, nbytes, HOST_REGISTER_PORTABLE | HOST_REGISTER_MAPPED)
+    with cp.cuda.Device(1):
+        s = cp.cuda.Stream(non_blocking=False)
+        v = mapped_view(p, nbytes)
+        spin(s, BUSY_MS)
+        with s:
+            v[:] = cp.arange(size, dtype=cp.int32)
+    time.sleep(0.02)
+    res = {}
+
+    def worker():
+        with cp.cuda.Device(0):
+            t = time.perf_counter()
+            res["code"] = code_of(rt.hostUnregister, p)
+            res["ms"] = (time.perf_counter() - t) * 1e3
+            wrong = np.nonzero(held["a"] != np.arange(size, dtype=np.int32))[0]
+            res["wrong"] = int(wrong[0]) if wrong.size else -1
+            held["a"] = None  # freed: its pages go back to the allocator
+    th = threading.Thread(target=worker)
+    th.start()
+    time.sleep(0.03)
+    launch = 0.0
+    for d in (0, 1):
+        with cp.cuda.Device(d):
+            t0 = time.perf_counter()
+            with others[d]:
+                xs[d] += 1
+            launch = max(launch, (time.perf_counter() - t0) * 1e3)
+    th.join()
+    with cp.cuda.Device(1):
+        es = code_of(s.synchronize)
+    if res["code"]:
+        return "fail", "hostUnregister returned %d" % res["code"]
+    if es:
+        return "hazard", "device 1's kernel failed: code=%d after the array was unregistered (%.1f ms) and freed" % (es, res["ms"])
+    if res["wrong"] >= 0:
+        return "hazard", "wrong byte at int %d right after hostUnregister (%.1f ms): it did not wait for device 1" % (res["wrong"], res["ms"])
+    if launch >= 100:
+        return "hazard", "stall=%.1fms: x += 1 on devices 0 and 1 waited behind hostUnregister (%.1f ms)" % (launch, res["ms"])
+    if launch < 20:
+        return "ok", "stall=%.3fms: the launches on devices 0 and 1 did not wait; right bytes right after hostUnregister (%.1f ms)" % (launch, res["ms"])
+    return "fail", "stall=%.1fms" % launch
+
+
 TESTS = [("stall", t_stall), ("launch", t_launch), ("hostfunc", t_hostfunc),
          ("rereg", t_rereg), ("reuse", t_reuse), ("lost", t_lost),
-         ("implicit", t_implicit), ("capture", t_capture)]
+         ("implicit", t_implicit), ("capture", t_capture), ("dev1_blocking", t_dev1_blocking)]
 
 
 def main():

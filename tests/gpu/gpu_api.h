@@ -23,6 +23,13 @@ typedef void *gstream; /* cudaStream_t or CUstream */
 const char *gpu_api_name(void);   /* "cudart-static", "cudart-shared", "driver" */
 const char *gpu_err_name(int err);
 int gpu_init(void);
+/* Several devices: how many, and which one the calling thread's next calls
+ * go to (every thread starts on device 0). */
+int gpu_device_count(int *n);
+int gpu_set_device(int dev);
+/* The calling thread's per-thread default stream (cudaStreamPerThread and
+ * CU_STREAM_PER_THREAD are the same handle) on its current device. */
+#define GPU_STREAM_PER_THREAD ((gstream)0x2)
 int gpu_stream_create(gstream *s, int nonblocking);
 int gpu_stream_destroy(gstream s);
 int gpu_stream_sync(gstream s);
@@ -30,6 +37,9 @@ int gpu_device_sync(void);
 int gpu_malloc(void **dev, size_t n);
 int gpu_free(void *dev);
 int gpu_host_register(void *p, size_t n, int mapped);
+/* Portable and mapped (cudaHostRegisterPortable | Mapped): every device
+ * reaches it through its device address. */
+int gpu_host_register_portable(void *p, size_t n);
 int gpu_host_unregister(void *p);
 int gpu_host_dev_ptr(void **dev, void *host);
 int gpu_htod_async(void *dev, const void *host, size_t n, gstream s);

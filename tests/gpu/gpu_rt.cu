@@ -28,6 +28,8 @@ extern "C" {
 const char *gpu_api_name(void) { return GPU_API_NAME; }
 const char *gpu_err_name(int err) { return cudaGetErrorName((cudaError_t)err); }
 int gpu_init(void) { return (int)cudaFree(0); }
+int gpu_device_count(int *n) { return (int)cudaGetDeviceCount(n); }
+int gpu_set_device(int dev) { return (int)cudaSetDevice(dev); }
 
 int gpu_stream_create(gstream *s, int nonblocking)
 {
@@ -48,6 +50,11 @@ int gpu_free(void *dev) { return (int)cudaFree(dev); }
 int gpu_host_register(void *p, size_t n, int mapped)
 {
     return (int)cudaHostRegister(p, n, mapped ? cudaHostRegisterMapped : cudaHostRegisterDefault);
+}
+
+int gpu_host_register_portable(void *p, size_t n)
+{
+    return (int)cudaHostRegister(p, n, cudaHostRegisterPortable | cudaHostRegisterMapped);
 }
 
 int gpu_host_unregister(void *p) { return (int)cudaHostUnregister(p); }

@@ -15,6 +15,8 @@
  *   pipeline    iters=N          4 streams; malloc, register, copy, kernel,
  *                                unregister, free; wall time until all is
  *                                done and really unregistered (ms)
+ *   pipeline2   iters=N          the pipeline on two GPUs at once: two threads,
+ *                                one device each (wall: the later one; ms)
  *   release     samples=N        from a kernel's end to the real unregister
  *                                of the range it used (us): p50, p99
  *   free        live=N           malloc+free 64 B and 1 MiB (ns per pair)
@@ -245,9 +247,12 @@ static int b_revive(int argc, char **argv)
 
 #define NSTREAMS 4
 
-static int b_pipeline(int argc, char **argv)
+/* The pipeline on the calling thread's device: NSTREAMS streams; iters
+ * times malloc, register, copy, kernel, unregister, free; the wall time (ms)
+ * from the start (after barrier, when given) until all is done and really
+ * unregistered. */
+static double pipeline_run(int iters, pthread_barrier_t *barrier)
 {
-    int iters = arg(argc, argv, "iters", 200);
     size_t sz = 1 << 20, cnt = sz / sizeof(int);
     gstream st[NSTREAMS];
     int *dev[NSTREAMS];
@@ -257,6 +262,8 @@ static int b_pipeline(int argc, char **argv)
     }
     void **bufs = calloc((size_t)iters, sizeof *bufs);
     CHECK(gpu_device_sync());
+    if (barrier)
+        pthread_barrier_wait(barrier);
     uint64_t t0 = now_ns();
     for (int i = 0; i < iters; i++) {
         int k = i % NSTREAMS;
@@ -273,7 +280,52 @@ static int b_pipeline(int argc, char **argv)
     for (int i = 0; i < iters; i++) /* freed, so only the driver's table is asked */
         wait_gone(bufs[i]);
     double ms = (double)(now_ns() - t0) / 1e6;
+    free(bufs);
+    return ms;
+}
+
+static int b_pipeline(int argc, char **argv)
+{
+    int iters = arg(argc, argv, "iters", 200);
+    double ms = pipeline_run(iters, NULL);
     printf("BENCH wall_ms=%.3f iters=%d\n", ms, iters);
+    return 0;
+}
+
+/* pipeline2: the pipeline on two GPUs at once, one thread per device, each
+ * asking the driver in its own context whether its ranges are gone; the
+ * wall time is the later thread's. */
+struct pipe_job { int device, iters; pthread_barrier_t *barrier; double ms; };
+
+static void *pipe_worker(void *arg)
+{
+    struct pipe_job *j = arg;
+    CHECK(gpu_set_device(j->device));
+    j->ms = pipeline_run(j->iters, j->barrier);
+    return NULL;
+}
+
+static int b_pipeline2(int argc, char **argv)
+{
+    int iters = arg(argc, argv, "iters", 200), ndev = 0;
+    CHECK(gpu_device_count(&ndev));
+    if (ndev < 2) {
+        fprintf(stderr, "gpubench: pipeline2 needs two GPUs: %d device(s)\n", ndev);
+        return 2;
+    }
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    struct pipe_job j[2];
+    pthread_t th[2];
+    for (int d = 0; d < 2; d++) {
+        j[d] = (struct pipe_job){ .device = d, .iters = iters, .barrier = &barrier };
+        pthread_create(&th[d], NULL, pipe_worker, &j[d]);
+    }
+    for (int d = 0; d < 2; d++)
+        pthread_join(th[d], NULL);
+    pthread_barrier_destroy(&barrier);
+    printf("BENCH wall_ms=%.3f dev0_ms=%.3f dev1_ms=%.3f iters=%d\n",
+           j[0].ms > j[1].ms ? j[0].ms : j[1].ms, j[0].ms, j[1].ms, iters);
     return 0;
 }
 
@@ -377,7 +429,8 @@ static int b_free(int argc, char **argv)
 
 static const struct { const char *name; int (*fn)(int, char **); } EXPS[] = {
     { "unreg_idle", b_unreg_idle }, { "unreg_busy", b_unreg_busy }, { "launch", b_launch },
-    { "revive", b_revive }, { "pipeline", b_pipeline }, { "release", b_release },
+    { "revive", b_revive }, { "pipeline", b_pipeline }, { "pipeline2", b_pipeline2 },
+    { "release", b_release },
     { "free", b_free },
 };
 

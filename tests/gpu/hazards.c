@@ -5,12 +5,13 @@
  * with -lcuda.
  *
  *   hazards <test>       run one test; prints one line
- *   GPUTEST <test> api=<api> result=<hazard|ok|fail> <evidence>
+ *   GPUTEST <test> api=<api> result=<hazard|ok|fail|skip> <evidence>
  *
  * result=hazard: the hazard happened (the evidence says how: the error
  * code, the byte that was wrong, the stall time); result=ok: the program got
  * what a correct runtime gives (right codes, right bytes, no stall);
- * result=fail: neither (the program could not run the scenario). run.py
+ * result=fail: neither (the program could not run the scenario);
+ * result=skip: the machine cannot run it (one GPU for a two-GPU test). run.py
  * runs each test bare and under safepin and judges the pair.
  */
 #include <pthread.h>
@@ -398,10 +399,120 @@ static int t_implicit(void)
     return report("ok", "right bytes right after unregister (it took %.1f ms)", dt);
 }
 
+/* ---- two devices ---------------------------------------------------------------
+ * A registration made while device 0 is current (Portable | Mapped) is used
+ * by a 500 ms kernel on device 1 through its device address, on a blocking
+ * stream, a non-blocking one, or the per-thread stream (dev1_unrelated: the
+ * kernel on device 1 does not touch it; the range was used on device 0 and
+ * is done with). A worker thread, device 0 current, unregisters it, reads
+ * the kernel's result at once (as an implicit-sync reader does) and unmaps
+ * it; meanwhile the main thread launches a tiny kernel on each device and
+ * times the launch calls. Bare, the unregister either waits for device 1
+ * (and the launches stall behind it: t_launch's verdict) or it does not
+ * (the bytes read are stale, device 1's kernel writes into unmapped
+ * memory). Needs two GPUs: "result=skip" with one. */
+enum two_dev { TD_BLOCKING, TD_NONBLOCKING, TD_PER_THREAD, TD_UNRELATED };
+
+struct td_job { int *buf; size_t n, cnt; int check; atomic_int started; int err; long bad; double ms; };
+
+static void *td_worker(void *arg)
+{
+    struct td_job *j = arg;
+    j->err = gpu_set_device(0);
+    atomic_store(&j->started, 1);
+    double t0 = now_ms();
+    if (!j->err)
+        j->err = gpu_host_unregister(j->buf);
+    j->ms = now_ms() - t0;
+    j->bad = j->check ? first_wrong(j->buf, j->cnt, 21, 0) : -1;
+    munmap(j->buf, j->n);
+    return NULL;
+}
+
+static int t_two_dev(enum two_dev kind)
+{
+    int ndev = 0;
+    MUST(gpu_device_count(&ndev));
+    if (ndev < 2)
+        return report("skip", "needs two GPUs: %d device(s)", ndev);
+    size_t n = 4 << 20, cnt = n / sizeof(int);
+    int *buf = map_pages(NULL, n), *dev = NULL;
+    gstream o0, o1, s = GPU_STREAM_PER_THREAD, s0;
+    MUST(gpu_set_device(0));
+    MUST(gpu_stream_create(&o0, 1));
+    MUST(gpu_stream_create(&s0, 1));
+    MUST(gpu_spin(o0, 0.001)); /* warm: the first launch loads the module */
+    MUST(gpu_stream_sync(o0));
+    MUST(gpu_host_register_portable(buf, n));
+    if (kind == TD_UNRELATED) {
+        void *d0;
+        MUST(gpu_malloc(&d0, n));
+        MUST(gpu_htod_async(d0, buf, n, s0));
+        MUST(gpu_stream_sync(s0));
+    } else {
+        MUST(gpu_host_dev_ptr((void **)&dev, buf));
+    }
+    MUST(gpu_set_device(1));
+    MUST(gpu_stream_create(&o1, 1));
+    MUST(gpu_spin(o1, 0.001));
+    MUST(gpu_stream_sync(o1));
+    if (kind == TD_BLOCKING || kind == TD_NONBLOCKING || kind == TD_UNRELATED)
+        MUST(gpu_stream_create(&s, kind != TD_BLOCKING));
+    if (kind == TD_UNRELATED)
+        MUST(gpu_spin(s, BUSY_MS));
+    else
+        MUST(gpu_fill(s, dev, cnt, 21, BUSY_MS));
+    sleep_ms(20); /* device 1's kernel is running */
+    struct td_job j = { .buf = buf, .n = n, .cnt = cnt, .check = kind != TD_UNRELATED };
+    pthread_t th;
+    pthread_create(&th, NULL, td_worker, &j);
+    while (!atomic_load(&j.started))
+        ;
+    sleep_ms(30); /* the worker is inside its unregister */
+    double launch = 0;
+    int el = 0;
+    for (int d = 0; d < 2 && !el; d++) {
+        el = gpu_set_device(d);
+        double t0 = now_ms();
+        if (!el)
+            el = gpu_spin(d ? o1 : o0, 0.001);
+        double dt = now_ms() - t0;
+        launch = dt > launch ? dt : launch;
+    }
+    pthread_join(th, NULL);
+    MUST(gpu_set_device(1));
+    int es = gpu_stream_sync(s); /* an illegal address on device 1 shows here */
+    if (j.err || el)
+        return report("fail", "unregister returned %d (%s), a launch %d", j.err,
+                      gpu_err_name(j.err), el);
+    if (es)
+        return report("hazard", "device 1's kernel failed: code=%d (%s) after the range was "
+                      "unregistered (%.1f ms) and unmapped", es, gpu_err_name(es), j.ms);
+    if (j.bad >= 0)
+        return report("hazard", "wrong byte at int %ld right after the unregister (%.1f ms): "
+                      "it did not wait for device 1's kernel", j.bad, j.ms);
+    if (launch >= 100)
+        return report("hazard", "stall=%.1fms: a launch on another thread waited behind the "
+                      "unregister on device 0's thread (which took %.1f ms)", launch, j.ms);
+    if (launch < 20)
+        return report("ok", "stall=%.3fms: the launches on devices 0 and 1 did not wait; %s "
+                      "(the unregister took %.1f ms)", launch,
+                      j.check ? "right bytes right after the unregister" : "nothing to read",
+                      j.ms);
+    return report("fail", "stall=%.1fms: launch latency between the two verdicts", launch);
+}
+
+static int t_dev1_blocking(void) { return t_two_dev(TD_BLOCKING); }
+static int t_dev1_nonblocking(void) { return t_two_dev(TD_NONBLOCKING); }
+static int t_dev1_per_thread(void) { return t_two_dev(TD_PER_THREAD); }
+static int t_dev1_unrelated(void) { return t_two_dev(TD_UNRELATED); }
+
 static const struct { const char *name; int (*fn)(void); } TESTS[] = {
     { "stall", t_stall }, { "launch", t_launch }, { "hostfunc", t_hostfunc },
     { "rereg", t_rereg }, { "reuse", t_reuse }, { "lost", t_lost },
     { "capture", t_capture }, { "implicit", t_implicit },
+    { "dev1_blocking", t_dev1_blocking }, { "dev1_nonblocking", t_dev1_nonblocking },
+    { "dev1_per_thread", t_dev1_per_thread }, { "dev1_unrelated", t_dev1_unrelated },
 };
 
 int main(int argc, char **argv)

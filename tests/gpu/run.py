@@ -50,11 +50,23 @@ TESTS = {
     "lost": ("writes lost into pages still pinned after munmap/free", "hazard", ""),
     "capture": ("capture killed by another thread's unregister: 900/901", "hazard", ""),
     "implicit": ("implicit-sync reader gets the right bytes (no hazard bare)", "ok", ""),
+    # Two GPUs: a registration made on device 0 (Portable | Mapped), used by a
+    # 500 ms kernel on device 1, unregistered on device 0's thread and read at
+    # once, then unmapped; another thread launches on both devices meanwhile.
+    # Bare: stale bytes or a faulting kernel (the unregister did not wait for
+    # device 1), or the launches stall behind it (it did).
+    "dev1_blocking": ("two GPUs: device 1 busy on a blocking stream", "hazard", ""),
+    "dev1_nonblocking": ("two GPUs: device 1 busy on a non-blocking stream", "hazard", ""),
+    "dev1_per_thread": ("two GPUs: device 1 busy on the per-thread stream", "hazard", ""),
+    "dev1_unrelated": ("two GPUs: launches stalled by an unregister behind device 1's kernel",
+                       "hazard", ""),
 }
+TWO_GPU = {"dev1_blocking", "dev1_nonblocking", "dev1_per_thread", "dev1_unrelated"}
 C_BUILDS = ["static", "shared", "driver"]
 # What each client script has (PyTorch has no host-function launch in
 # Python and no way to wrap a mapped host pointer: torch_hazards.py says so).
-PY_TESTS = {"cupy": ["stall", "launch", "hostfunc", "rereg", "reuse", "lost", "implicit", "capture"],
+PY_TESTS = {"cupy": ["stall", "launch", "hostfunc", "rereg", "reuse", "lost", "implicit", "capture",
+                     "dev1_blocking"],
             "torch": ["stall", "launch", "rereg", "reuse", "implicit", "capture"]}
 
 # The legacy HIP programs on the GPU: the evidence the bare run must show.
@@ -62,6 +74,10 @@ PY_TESTS = {"cupy": ["stall", "launch", "hostfunc", "rereg", "reuse", "lost", "i
 #   code:N     the program stopped on a call that returned N
 #   wrong      the program found wrong bytes ("corrupted data")
 #   observe    no verdict on the bare run (the row shows what happened)
+#   safe       the bare run is shown without a verdict; the row passes when
+#              the safepin run prints OK (the two-GPU programs: whether the
+#              driver's unregister waits for the other device is what the
+#              bare run shows; hazards.c's dev1_* rows judge it)
 # (From DESIGN section 3's CUDA facts, as the first H200 run showed them:
 # CUDA answers 712 where HIP before 7.x kept a stale registration, 800 in a
 # host function, 900 to another thread's call during a global capture.)
@@ -70,7 +86,12 @@ CODE712 = ("churn_two_threads fixed_map_in_callback mremap_registered noreplace_
 CLEAN = ("bad_mem_args cancel_in_wait exit_in_signal leak_at_exit madvise_pending neighbour_free "
          "own_capture_register pending_copy refused_fixed_mmap reregister_larger stream_destroyed "
          "unreg_busy_stream unreg_visibility").split()
+# Two devices (DESIGN G1, "any stream of any device"): skipped, saying so,
+# on a machine with one GPU.
+TWO_GPU_LEGACY = ("second_device two_dev_free_blocking two_dev_free_nonblocking "
+                  "two_dev_free_per_thread").split()
 LEGACY = dict([(p, "code:712") for p in CODE712] + [(p, "clean") for p in CLEAN] +
+              [(p, "safe") for p in TWO_GPU_LEGACY] +
               [("capture_unregister", "code:900"), ("unreg_in_callback", "code:800")])
 # Observed without a verdict (their checks are HIP's answers, which CUDA
 # does not give: attribute struct of unregistered memory, interior
@@ -78,7 +99,7 @@ LEGACY = dict([(p, "code:712") for p in CODE712] + [(p, "clean") for p in CLEAN]
 # attr_race bad_args capture_refused_calls double_unregister hipfree_host_ptr
 # interior_unregister runtime_answers.
 LEGACY_SKIP = {
-    "second_device": "needs two GPUs",
+    "two_dev_launches": "its doorbell kernel has no GPU form (hazards.c dev1_* are its GPU form)",
     "unreg_free_reuse": "its reduce kernel has no GPU form",
     "main_pthread_exit": "bare on CUDA the process does not end after main's pthread_exit "
                          "(it printed OK; killed after 20 s)",
@@ -154,7 +175,28 @@ def no_line(rec):
     return ("fail", "no GPUTEST line (exit %s): %s" % (rec["rc"], tail[:160]))
 
 
+def gpu_count():
+    """How many GPUs nvidia-smi lists (0 when it cannot say)."""
+    try:
+        q = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        return sum(1 for x in q.stdout.splitlines() if x.startswith("GPU "))
+    except (OSError, subprocess.SubprocessError):
+        return 0
+
+
+NGPU = None
+
+
+def skipped_row(program, test, why):
+    ROWS.append({"program": program, "test": test, "what": "skipped: " + why,
+                 "bare": "-", "bare_evidence": "", "safepin": "-", "safepin_evidence": "",
+                 "want_bare": "-", "pass": None, "note": "skipped"})
+
+
 def add_row(program, test, what, bare, safe, want_bare, safe_rec):
+    if bare[0] == "skip" or safe[0] == "skip":
+        skipped_row(program, test, bare[1] if bare[0] == "skip" else safe[1])
+        return
     loaded = safe_rec.get("safepin_loaded", False)
     ok = bare[0] == want_bare and safe[0] == "ok" and loaded
     why = ""
@@ -171,6 +213,9 @@ def c_rows():
     for b in C_BUILDS:
         exe = os.path.join(GB, "hazards-" + b)
         for test, (what, want, opts) in TESTS.items():
+            if test in TWO_GPU and NGPU < 2:
+                skipped_row("hazards-" + b, test, "needs two GPUs (%d here)" % NGPU)
+                continue
             name = "hazards-%s-%s" % (b, test)
             rb = run([exe, test], "bare", name)
             rs = run([exe, test], "safepin", name, opts)
@@ -195,6 +240,9 @@ def py_rows(client, script):
     tests = [t for t in TESTS if t in PY_TESTS[client]]
     for test in tests:
         what, want, opts = TESTS[test]
+        if test in TWO_GPU and NGPU < 2:
+            skipped_row(script, test, "needs two GPUs (%d here)" % NGPU)
+            continue
         rb = run([sys.executable, path, test], "bare", "%s-%s" % (client, test), timeout=120)
         rs = run([sys.executable, path, test], "safepin", "%s-%s" % (client, test), opts,
                  timeout=120)
@@ -230,7 +278,8 @@ def legacy_rows():
     progs = sorted("%s/%s" % (d, p) for d in ("legacy", "legacy-shared")
                    if os.path.isdir(os.path.join(GB, d)) for p in os.listdir(os.path.join(GB, d))
                    if os.access(os.path.join(GB, d, p), os.X_OK) and "." not in p
-                   and p not in LEGACY_SKIP)
+                   and p not in LEGACY_SKIP
+                   and not (os.path.basename(p) in TWO_GPU_LEGACY and NGPU < 2))
 
     def both(prog):
         exe = os.path.join(GB, prog)
@@ -247,7 +296,10 @@ def legacy_rows():
         base = os.path.basename(prog)
         want = LEGACY.get(base, "observe")
         loaded = rs.get("safepin_loaded", False) or base in NO_REPORT
-        ok = None if want == "observe" else (bk == want and sk == "clean" and loaded)
+        if want == "safe":
+            ok = sk == "clean" and loaded
+        else:
+            ok = None if want == "observe" else (bk == want and sk == "clean" and loaded)
         note = "" if loaded else "safepin's report missing"
         if ok is False and loaded and bk == want and (prog, "-") in LIMITS:
             ok, note = None, "limit: " + LIMITS[(prog, "-")]
@@ -255,9 +307,10 @@ def legacy_rows():
                      "bare": bk, "bare_evidence": bev, "safepin": "ok" if sk == "clean" else sk,
                      "safepin_evidence": sev, "want_bare": want, "pass": ok, "note": note})
     for prog, why in LEGACY_SKIP.items():
-        ROWS.append({"program": "legacy/" + prog, "test": "-", "what": "skipped: " + why,
-                     "bare": "-", "bare_evidence": "", "safepin": "-", "safepin_evidence": "",
-                     "want_bare": "-", "pass": None, "note": "skipped"})
+        skipped_row("legacy/" + prog, "-", why)
+    if NGPU < 2:
+        for prog in TWO_GPU_LEGACY:
+            skipped_row("legacy/" + prog, "-", "needs two GPUs (%d here)" % NGPU)
 
 
 def machine():
@@ -284,8 +337,9 @@ def machine():
 
 
 def table(info):
-    out = ["gpu-test on %s; driver/memory as above; CUDA %s; CuPy %s; PyTorch %s; kernel %s; %s"
-           % (info["gpu"], info["cuda"], info["cupy"], info["torch"], info["host"], info["date"])]
+    out = ["gpu-test on %s (%s GPUs); driver/memory as above; CUDA %s; CuPy %s; PyTorch %s; kernel %s; %s"
+           % (info["gpu"], info.get("gpus", "?"), info["cuda"], info["cupy"], info["torch"],
+              info["host"], info["date"])]
     hdr = ["program", "test", "bare", "safepin", "pass", "evidence (bare | safepin)"]
     lines = []
     for r in ROWS:
@@ -331,7 +385,10 @@ def main():
     os.makedirs(LOGS, exist_ok=True)
     if not os.path.exists(LIB):
         sys.exit("gpu-test: %s is missing (make builds it)" % LIB)
+    global NGPU
+    NGPU = gpu_count()
     info = machine()
+    info["gpus"] = NGPU
     log("machine: %s" % info)
     groups = ONLY or ["c", "cupy", "torch", "legacy"]
     if "c" in groups:

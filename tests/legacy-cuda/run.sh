@@ -33,6 +33,7 @@ foreign_unregister       clean                !runtime-error,!api-error
 wrapper_forward          clean                !runtime-error,!api-error
 self_call                clean                !runtime-error,!api-error
 fork_unregister          clean                !runtime-error,!api-error
+fork_child               clean                !runtime-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
 capture_unregister       capture-invalidated  !runtime-error,!api-error
@@ -40,12 +41,34 @@ implicit_sync_reader     clean                !runtime-error,!api-error
 cuda_answers             clean                invalid-argument,unregister-unknown,unregister-interior,double-unregister,hipfree-host-pointer,overlapping-register,api-error
 leak_at_exit             clean                leak-at-exit,!api-error
 ctx_destroy              clean                !runtime-error,!api-error
+two_dev_free_blocking    stall                !runtime-error,!api-error
+two_dev_free_nonblocking stall                !runtime-error,!api-error
+two_dev_free_per_thread  stall                !runtime-error,!api-error
+two_dev_launch_stall     stall                !runtime-error,!api-error
 '
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device
 # operation is done, waits for it as the bare driver does; unregister=async
 # returns at once. launch_stall is the stall safepin removes under the
 # defaults: other threads' launches behind the driver lock.)
+# (two_dev_*: two devices, SIMHIP_DEVICES=2, DESIGN G1 "any stream of any
+# device": a registration made while device 0's context is current, used
+# by a long kernel on device 1 through the mapped pointer (on a blocking, a
+# non-blocking and the per-thread stream), unregistered on device 0's
+# thread, read at once and freed; two_dev_launch_stall: device 1's kernel
+# unrelated. Bare, the driver's unregister waits for every device holding
+# the driver lock: another thread's launches on both devices queue behind
+# it. Under safepin they must not, and the bytes read right after the
+# unregister must be the kernel's.)
+#
+# Known bugs: the safepin run of these programs fails, and must keep
+# failing with the evidence given (an extended regex) until the bug is
+# fixed; it is reported "ok ... # SKIP known bug: ..." meanwhile. Once the
+# safepin run passes, the line fails: move the program back to TABLE alone.
+# program                | evidence of the bug                | the bug
+KNOWN='
+two_dev_free_per_thread  | corrupted data at element 0.*stale | G1: the legacy and per-thread streams of device 1 are not waited for when no hooked call ran with its context current (safepin knows CUDA contexts only from registrations and stream creation)
+'
 #
 # Under safepin with options: the evidence that the option does what it
 # says (unregister=async leaves visibility to the program).
@@ -149,6 +172,19 @@ while read -r prog kind spec; do
         log=$LOGDIR/$prog.safepin.log
         run "$log" "$opts" "$(preload_of)" "$prog"
         why=$(protected ";$codes" "$log")
+        known=$(awk -F' *[|] *' -v p="$prog" '$1 == p { print $2 "|" $3 }' <<<"$KNOWN")
+        if [ -n "$known" ]; then
+            bug_re=${known%%|*}
+            bug=${known#*|}
+            if [ -z "$why" ]; then
+                fail "$prog with safepin" "passes: the known bug is gone, move it out of KNOWN"
+            elif has "$log" "$bug_re"; then
+                echo "ok - $prog with safepin # SKIP known bug: $bug$TAG"
+            else
+                fail "$prog with safepin" "$why (not the known bug's evidence)"
+            fi
+            continue
+        fi
         if [ -z "$why" ]; then pass "$prog with safepin${opts:+ ($opts)}"; else fail "$prog with safepin" "$why"; fi
     fi
 done <<<"$TABLE"

@@ -67,13 +67,28 @@ stale_shmdt            legacy:fault,current:fault,rocm7:refused                 
 neighbour_free         legacy:clean,current:clean,rocm7:clean                               !api-error
 tail_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_after_unmap       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+fork_reregister        legacy:fault,current:clean,rocm7:clean                               !runtime-error
+fork_hang              legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+fork_inherit           legacy:clean,current:clean,rocm7:clean                               !runtime-error
+fork_pending_child     legacy:fault,current:clean,rocm7:clean                               !runtime-error
 cancel_in_wait         legacy:clean,current:clean,rocm7:clean                               !api-error
 main_pthread_exit      legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit,!api-error
 hipfree_in_callback    legacy:deadlock,current:deadlock,rocm7:deadlock                      !api-error
 relaxed_unregister_in_capture legacy:early-read,current:clean,rocm7:clean                  !api-error
+two_dev_free_blocking  legacy:early-read,current:clean,rocm7:clean                          !api-error
+two_dev_free_nonblocking legacy:early-read,current:clean,rocm7:clean                        !api-error
+two_dev_free_per_thread legacy:early-read,current:clean,rocm7:clean                         !api-error
+two_dev_launches       legacy:early-read,current:clean,rocm7:clean                          !api-error
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
+# (two_dev_*: two devices, SIMHIP_DEVICES=2, DESIGN G1 "any stream of any
+# device": a registration made while device 0 is current, used by device 1
+# through the mapped pointer, unregistered while device 1 is busy, on a
+# blocking, a non-blocking and the per-thread stream, then freed; clean bare
+# from ROCm 5.6, whose unregister waits for every device. two_dev_launches
+# also checks that another thread's launches on both devices complete while
+# that unregister waits: "stalled: ..." otherwise.)
 # (relaxed_unregister_in_capture, clean bare from ROCm 5.6, checks that
 # safepin's own waits never break another thread's global capture: from
 # ROCm 7.0, the rocm7 personality, an event query made without relaxed mode
@@ -95,6 +110,8 @@ OPTRUNS='
 unreg_visibility      current   unregister=async                     stale
 madvise_pending       current   unregister=async                     clean
 madvise_pending       legacy    unregister=async                     clean
+fork_pending_child    current   unregister=async:drain_timeout_ms=1  clean
+fork_pending_child    rocm7     unregister=async:drain_timeout_ms=1  clean
 '
 # Run LEGACY_REPEAT times in a row under safepin (one TAP line per loop).
 REPEAT='churn_two_threads attr_race'

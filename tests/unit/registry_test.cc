@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "interpose.h"
 #include "registry.h"
 
 namespace {
@@ -761,9 +762,10 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
   sp_unlock();
   pid_t pid = fork();
   if (pid == 0) {
-    sp_lock_fork_child();
-    sp_reg_fork_child();
+    sp_lock_fork_child(0);
+    sp_reg_fork_child(0);
     int bad = 0;
+    bad |= sp_reg_inherited(kArena, 4096);  // not read: nothing inherited
     sp_lock();  // must not hang: the child's lock is fresh
     bad |= sp_reg_count() != 0;
     bad |= sp_reg_find(kArena) != nullptr;
@@ -790,6 +792,50 @@ TEST_F(RegistryThreadTest, ForkedChildStartsEmpty) {
   EXPECT_EQ(sp_reg_count(), 1u);
   EXPECT_NE(sp_reg_find(kArena), nullptr);
   sp_unlock();
+}
+
+// safepin's fork handlers (interpose/init.c): the prepare handler holds the
+// lock across the fork, so the child's registry is whole, and its ranges
+// become the child's inherited extents: the registry is empty, the extents
+// are known (half-open, so a neighbour is not inherited), and the lock is
+// the child's.
+TEST_F(RegistryThreadTest, ForkedChildKnowsWhatItInherited) {
+  sp_init();  // installs the fork handlers
+  sp_lock();
+  ASSERT_NE(sp_reg_insert(kArena, 4096, 0, 0), nullptr);
+  sp_range *pending = sp_reg_insert(kArena + 3 * 4096, 8192, 0, 0);
+  ASSERT_NE(pending, nullptr);
+  pending->state = SP_RANGE_RELEASING;
+  sp_unlock();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int bad = 0;
+    bad |= (!sp_reg_inherited(kArena, 1)) << 0;
+    bad |= (!sp_reg_inherited(kArena + 4095, 1)) << 1;
+    bad |= sp_reg_inherited(kArena + 4096, 4096) << 2;           // the gap
+    bad |= (!sp_reg_inherited(kArena + 4096, 3 * 4096)) << 3;    // reaches the pending one
+    bad |= (!sp_reg_inherited(kArena + 4 * 4096, 0)) << 4;       // inside the pending one
+    bad |= sp_reg_inherited(kArena + 5 * 4096, 4096) << 5;       // just after it
+    sp_lock();  // must not hang: the child's lock is its own
+    bad |= (sp_reg_count() != 0) << 6;
+    bad |= (sp_reg_insert(kArena + 8 * 4096, 4096, 0, 0) == nullptr) << 7;
+    sp_unlock();
+    _exit(bad);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  pid_t got = 0;
+  uint64_t deadline = NowNs() + 5000000000ULL;
+  while ((got = waitpid(pid, &status, WNOHANG)) == 0 && NowNs() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "forked child hung";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "failed checks (bit mask): " << WEXITSTATUS(status);
+  EXPECT_EQ(sp_reg_inherited(kArena, 1), 0);  // the parent inherited nothing
 }
 
 // A thread cancelled while it waits on the registry's condition variable

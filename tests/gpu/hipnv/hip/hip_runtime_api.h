@@ -38,6 +38,7 @@ typedef cudaStreamCallback_t hipStreamCallback_t;
 #define hipErrorStreamCaptureInvalidated cudaErrorStreamCaptureInvalidated
 #define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipHostRegisterMapped cudaHostRegisterMapped
+#define hipHostRegisterPortable cudaHostRegisterPortable
 #define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamPerThread cudaStreamPerThread
 #define hipStreamCaptureModeGlobal cudaStreamCaptureModeGlobal

@@ -1,0 +1,190 @@
+/*
+ * fork_inherit - what a forked child inherits, and what it may do with it.
+ *
+ * Bare, an unregister has completed when it returns and a free gives the
+ * memory back at once, so a child forked right after sees memory that was
+ * never registered and pages that are gone. Under safepin both are pending
+ * for a while (the real unregister runs on the reaper thread, the free
+ * waits for it): the fork must not hand the child that pending state.
+ *   pending   the parent unregisters p while the device is busy and forks:
+ *             the child asks p's attributes and gets the answer for memory
+ *             never registered;
+ *   freed     the parent frees a registered 1 MiB block while the device is
+ *             busy and forks: the child can map its own memory there;
+ *   threads   the child runs four threads of registrations of its own, one
+ *             of them on memory the parent still has registered;
+ *   exec      the child execs a program that registers memory.
+ * Every child must exit 0.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "legacy.h"
+
+#define OWN (64u << 10)
+#define BLOCK (1u << 20)
+
+static void *live; /* registered by the parent throughout */
+
+static int wait_child(pid_t c, const char *what)
+{
+    int st = 0;
+    if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "%s: child failed (status 0x%x%s)\n", what, st,
+                WIFSIGNALED(st) ? ", killed by a signal" : "");
+        (*legacy_failures())++;
+        return 0;
+    }
+    return 1;
+}
+
+static void busy(hipStream_t s)
+{
+    static struct kargs slow = { .work_us = 100 * 1000 };
+    CHECK(simhipLaunchKernel(s, add_kernel, &slow));
+}
+
+static void pending(hipStream_t s)
+{
+    void *p = aligned_alloc(4096, OWN), *never = aligned_alloc(4096, OWN);
+    if (!p || !never)
+        exit(2);
+    CHECK(hipHostRegister(p, OWN, 0));
+    busy(s);
+    CHECK(hipHostUnregister(p));
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        hipPointerAttribute_t a, b;
+        memset(&a, 0, sizeof(a));
+        memset(&b, 0, sizeof(b));
+        hipError_t ea = hipPointerGetAttributes(&a, p);
+        hipError_t eb = hipPointerGetAttributes(&b, never);
+        if (ea != eb || a.memoryType != b.memoryType || a.devicePointer != b.devicePointer) {
+            fprintf(stderr, "pending: the child sees the unregistered memory as registered "
+                            "(%d, type %d) where never-registered memory answers (%d, type %d)\n",
+                    (int)ea, (int)a.memoryType, (int)eb, (int)b.memoryType);
+            _exit(1);
+        }
+        _exit(hipHostRegister(p, OWN, 0) == hipSuccess && hipHostUnregister(p) == hipSuccess ? 0 : 1);
+    }
+    wait_child(c, "pending");
+    free(p);
+    free(never);
+}
+
+static void freed(hipStream_t s)
+{
+    char *b = malloc(BLOCK);
+    if (!b)
+        exit(2);
+    /* The address the block leaves behind, kept as a number: only mapped
+     * again, never dereferenced, after the free. */
+    volatile uintptr_t page_at = ((uintptr_t)b + 4095) & ~(uintptr_t)4095;
+    memset(b, 1, BLOCK);
+    CHECK(hipHostRegister(b, BLOCK, 0));
+    busy(s);
+    CHECK(hipHostUnregister(b));
+    free(b);
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        void *page = (void *)page_at;
+        void *q = mmap(page, 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (q != page) {
+            fprintf(stderr, "freed: the child cannot map memory where the parent freed its block: "
+                            "%s\n", q == MAP_FAILED ? strerror(errno) : "placed elsewhere");
+            _exit(1);
+        }
+        _exit(0);
+    }
+    wait_child(c, "freed");
+}
+
+static void *child_thread(void *arg)
+{
+    long id = (long)arg;
+    for (int i = 0; i < 50; i++) {
+        void *q = id == 0 ? live : malloc(OWN);
+        if (!q)
+            return (void *)1;
+        hipError_t e = hipHostRegister(q, OWN, 0);
+        hipPointerAttribute_t a;
+        (void)hipPointerGetAttributes(&a, q);
+        if (e == hipSuccess)
+            (void)hipHostUnregister(q);
+        if (q != live)
+            free(q);
+    }
+    return NULL;
+}
+
+static void threads(void)
+{
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        pthread_t t[4];
+        for (long i = 0; i < 4; i++)
+            if (pthread_create(&t[i], NULL, child_thread, (void *)i) != 0)
+                _exit(3);
+        void *r;
+        int bad = 0;
+        for (int i = 0; i < 4; i++) {
+            pthread_join(t[i], &r);
+            bad |= r != NULL;
+        }
+        exit(bad);
+    }
+    wait_child(c, "threads");
+}
+
+static int exec_child(void)
+{
+    void *q = aligned_alloc(4096, OWN);
+    if (!q || hipHostRegister(q, OWN, 0) != hipSuccess || hipHostUnregister(q) != hipSuccess)
+        return 1;
+    free(q);
+    return 0;
+}
+
+static void exec_it(void)
+{
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        execl("/proc/self/exe", "fork_inherit", "exec", (char *)NULL);
+        _exit(127);
+    }
+    wait_child(c, "exec");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "exec") == 0)
+        return exec_child();
+    /* A fixed threshold: every 1 MiB block is a mapping of its own, given
+     * back to the system by free (glibc would raise it after the first). */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    live = aligned_alloc(4096, OWN);
+    if (!live)
+        return 2;
+    CHECK(hipHostRegister(live, OWN, 0));
+    for (int round = 0; round < 3; round++) {
+        pending(s);
+        freed(s);
+    }
+    threads();
+    exec_it();
+    CHECK(hipStreamSynchronize(s));
+    CHECK(hipHostUnregister(live));
+    free(live);
+    CHECK(hipStreamDestroy(s));
+    return legacy_finish();
+}
