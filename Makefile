@@ -96,6 +96,7 @@ SANITY_SRC := $(wildcard tests/sanity/*.c)
 SANITY_BIN := $(patsubst tests/sanity/%.c,$(B)/tests/sanity/%,$(SANITY_SRC))
 DIAG_SRC   := $(wildcard tests/diag/*.c)
 DIAG_BIN   := $(patsubst tests/diag/%.c,$(B)/tests/diag/%,$(DIAG_SRC))
+SUPP_BIN   := $(B)/tests/diag/supp/supp_hip $(B)/tests/diag/supp/supp_cuda
 REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
 DLVSYM_NEXT := $(B)/tests/reach/libdlvsym_next.so $(B)/tests/reach/libdlvsym_next_dl.so
@@ -311,7 +312,6 @@ $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 
 # Suppressions (tests/diag/suppressions.sh): programs whose registrations a
 # library of their own makes and keeps, HIP on simhip and CUDA on simcuda.
-SUPP_BIN := $(B)/tests/diag/supp/supp_hip $(B)/tests/diag/supp/supp_cuda
 $(B)/tests/diag/supp/libsuppholder_hip.so: tests/diag/supp/holder_hip.c
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS) $(REAL_HIP)
