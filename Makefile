@@ -194,6 +194,17 @@ $(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h 
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
+# A program written against NVIDIA's cuda.h (the tests' stand-in here: CI has
+# no toolkit), and the C body simcuda gives its PTX kernel (SIMCUDA_KERNELS).
+LCUDA_KERNELS := $(B)/tests/legacy-cuda/kernels/libsample_kernels.so
+$(B)/tests/legacy-cuda/ptx_sample: tests/legacy-cuda/ptx_sample.c tests/legacy-cuda/include/cuda.h simcuda/cuda_min.h $(SC_LIB) $(LCUDA_KERNELS)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Itests/legacy-cuda/include -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -lcuda
+
+$(LCUDA_KERNELS): tests/legacy-cuda/kernels/vector_add.c simcuda/simcuda.h
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ $(LDFLAGS) -ldl
+
 # The stand-in for NVIDIA's shared runtime (two majors, each with its version
 # node, as NVIDIA's), a library linked with the older, and the programs.
 LCUDA_RT := $(B)/tests/legacy-cuda/rt/libcudart.so.13
@@ -282,7 +293,7 @@ $(UCUDA_BIN): $(UCUDA_SRC) $(wildcard tests/unit-cuda/*.h) $(CORE_A) $(SC_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h $(SC_LIB)
+$(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h simcuda/unmodelled.inc $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
@@ -371,7 +382,7 @@ $(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-$(SIMT_BIN): $(SIMT_SRC) $(SIM_LIB)
+$(SIMT_BIN): $(SIMT_SRC) simhip/unmodelled.inc $(SIM_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(SIMT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl

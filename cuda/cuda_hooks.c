@@ -17,6 +17,7 @@
 #include "reaper.h"
 #include "registry.h"
 #include "lock.h"
+#include "maps.h"
 #include "runtime.h"
 #include "streams.h"
 
@@ -104,7 +105,10 @@ static int settle_overlap(uintptr_t base, size_t size, unsigned flags, const cha
             }
             return 3; /* the driver refuses overlaps itself: its answer comes first (G10) */
         }
-        if (sp_opt.revive && same && sp_reaper_revive(r)) {
+        /* Revived unless its pages can no longer be pinned (mprotect is not
+         * watched): then the driver answers once the release is done. */
+        if (sp_opt.revive && same && sp_maps_pinnable(base, size, flags & SP_REGISTER_READ_ONLY) &&
+            sp_reaper_revive(r)) {
             SP_COUNT(revived);
             sp_site_free(sp_sites(r)->reg);
             sp_site_free(sp_sites(r)->unreg);

@@ -23,6 +23,10 @@ typedef sp_CUresult (*sp_cu_htod_fn)(sp_CUdeviceptr, const void *, size_t, sp_CU
 typedef sp_CUresult (*sp_cu_dtoh_fn)(void *, sp_CUdeviceptr, size_t, sp_CUstream);
 typedef sp_CUresult (*sp_cu_ctx_fn)(sp_CUcontext);
 typedef sp_CUresult (*sp_cu_dev_fn)(sp_CUdevice);
+typedef sp_CUresult (*sp_cu_ctx_create_fn)(sp_CUcontext *, unsigned int, sp_CUdevice);
+typedef sp_CUresult (*sp_cu_ctx_create3_fn)(sp_CUcontext *, void *, int, unsigned int, sp_CUdevice);
+typedef sp_CUresult (*sp_cu_ctx_create4_fn)(sp_CUcontext *, void *, unsigned int, sp_CUdevice);
+typedef sp_CUresult (*sp_cu_retain_fn)(sp_CUcontext *, sp_CUdevice);
 
 /* memory (cuda_hooks.c) */
 sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *p, size_t size,
@@ -53,6 +57,18 @@ void sp_cudart_forget(void);
 sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud);
 sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
                                void *ud, unsigned int flags);
+/* A context made by the program (cuCtxCreate, _v2: params NULL; _v3:
+ * affinity params and their count; _v4: create params): the real call,
+ * then the new context is one whose legacy stream markers cover. */
+sp_CUresult sp_cu_ctx_create(sp_cu_ctx_create_fn real, sp_CUcontext *pctx, unsigned int flags,
+                             sp_CUdevice dev);
+sp_CUresult sp_cu_ctx_create_v3(sp_cu_ctx_create3_fn real, sp_CUcontext *pctx, void *params,
+                                int nparams, unsigned int flags, sp_CUdevice dev);
+sp_CUresult sp_cu_ctx_create_v4(sp_cu_ctx_create4_fn real, sp_CUcontext *pctx, void *params,
+                                unsigned int flags, sp_CUdevice dev);
+/* The program retains dev's primary context: the real call; its handle is
+ * remembered (cuda_ops.c), so markers need no retain of safepin's own. */
+sp_CUresult sp_cu_primary_ctx_retain(sp_cu_retain_fn real, sp_CUcontext *pctx, sp_CUdevice dev);
 sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx);
 sp_CUresult sp_cu_primary_ctx_end(sp_cu_dev_fn real, sp_CUdevice dev, int reset);
 

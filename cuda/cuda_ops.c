@@ -7,6 +7,9 @@
 #include "cuda_real.h"
 #include "runtime.h"
 #include "streams.h"
+#include "util.h"
+
+#include <unistd.h>
 
 extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
@@ -98,6 +101,101 @@ static int cu_mem_free(void *place, void *p)
     return e;
 }
 
+/* ---- the devices' primary contexts ------------------------------------------ */
+
+/* Every device of the process, and its primary context's handle where it
+ * is known (the program retained it: sp_cu_primary_seen; or the scan did).
+ * Built once per process (pid: a forked child builds its own, and never
+ * uses its parent's handles); slots are read and written atomically, the
+ * block is never freed (a scan may still read an old one). */
+typedef struct cu_devs {
+    pid_t pid;
+    int n;
+    sp_CUdevice *dev;
+    sp_CUcontext *prim;
+} cu_devs;
+
+static cu_devs *devs;
+
+static cu_devs *cu_devs_get(void)
+{
+    cu_devs *d = __atomic_load_n(&devs, __ATOMIC_ACQUIRE);
+    pid_t me = getpid();
+    if (d && d->pid == me)
+        return d;
+    int n = 0;
+    if (!sp_cu.cuDeviceGetCount || sp_cu.cuDeviceGetCount(&n) != SP_CUDA_SUCCESS || n < 1)
+        return NULL;
+    cu_devs *nd = sp_mem_calloc(1, sizeof(*nd) + (size_t)n * (sizeof(sp_CUdevice) + sizeof(sp_CUcontext)));
+    if (!nd)
+        return NULL;
+    nd->pid = me;
+    nd->n = n;
+    nd->prim = (sp_CUcontext *)(nd + 1);
+    nd->dev = (sp_CUdevice *)(nd->prim + n);
+    for (int i = 0; i < n; i++)
+        if (!sp_cu.cuDeviceGet || sp_cu.cuDeviceGet(&nd->dev[i], i) != SP_CUDA_SUCCESS)
+            nd->dev[i] = i; /* the driver's device handles are the ordinals */
+    if (__atomic_compare_exchange_n(&devs, &d, nd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return nd; /* (a parent's block, if any, stays: never freed) */
+    sp_mem_free(nd);
+    return d && d->pid == me ? d : NULL;
+}
+
+void sp_cu_primary_seen(sp_CUdevice dev, sp_CUcontext ctx)
+{
+    /* (A retain succeeded: not in a host function, the driver initialized.) */
+    cu_devs *d = ctx && !sp_tls_in_hostfn ? cu_devs_get() : __atomic_load_n(&devs, __ATOMIC_ACQUIRE);
+    if (!d || d->pid != getpid())
+        return;
+    for (int i = 0; i < d->n; i++)
+        if (d->dev[i] == dev)
+            __atomic_store_n(&d->prim[i], ctx, __ATOMIC_RELEASE);
+}
+
+/* The primary context of every device where it is active now (asked of
+ * the driver: cuDevicePrimaryCtxGetState), whether or not safepin saw a
+ * call with it current: the program's kernels on its legacy or per-thread
+ * streams are launched through calls safepin does not hook. An inactive
+ * one is never retained (that would create a context the program never
+ * made); an active one whose handle is not known yet is retained and
+ * released at once (a count the program never sees; its handle is then
+ * remembered). Writes up to cap handles; returns how many are active (more
+ * than cap: call again with room), -1 if the driver cannot say. */
+static int cu_scan_places(void **v, int cap)
+{
+    if (!sp_cu.cuDevicePrimaryCtxGetState)
+        return -1;
+    cu_devs *d = cu_devs_get();
+    if (!d)
+        return -1;
+    sp_CUresult (*rel)(sp_CUdevice) = sp_cu.cuDevicePrimaryCtxRelease_v2
+                                          ? sp_cu.cuDevicePrimaryCtxRelease_v2
+                                          : sp_cu.cuDevicePrimaryCtxRelease;
+    int k = 0;
+    for (int i = 0; i < d->n; i++) {
+        unsigned flags = 0;
+        int active = 0;
+        if (sp_cu.cuDevicePrimaryCtxGetState(d->dev[i], &flags, &active) != SP_CUDA_SUCCESS ||
+            !active) {
+            __atomic_store_n(&d->prim[i], NULL, __ATOMIC_RELEASE);
+            continue;
+        }
+        sp_CUcontext c = __atomic_load_n(&d->prim[i], __ATOMIC_ACQUIRE);
+        if (!c && sp_cu.cuDevicePrimaryCtxRetain && rel &&
+            sp_cu.cuDevicePrimaryCtxRetain(&c, d->dev[i]) == SP_CUDA_SUCCESS) {
+            rel(d->dev[i]);
+            __atomic_store_n(&d->prim[i], c, __ATOMIC_RELEASE);
+        }
+        if (!c)
+            continue;
+        if (k < cap)
+            v[k] = c;
+        k++;
+    }
+    return k;
+}
+
 static const char *cu_error_name(int code)
 {
     const char *name = NULL;
@@ -136,6 +234,7 @@ const sp_rt_ops sp_cuda_ops = {
     .exchange_mode = cu_exchange_mode,
     .get_place = cu_get_place,
     .set_place = cu_set_place,
+    .scan_places = cu_scan_places,
     .unregister = cu_unregister,
     .mem_free = cu_mem_free,
 };

@@ -62,6 +62,11 @@ const char *sp_cu_entry(const char *runtime_call);
 /* The calling thread's current context (NULL: none or no driver). */
 sp_CUcontext sp_cu_current_ctx(void);
 
+/* dev's primary context is ctx (the program retained it), or is gone (ctx
+ * NULL): what cuda_ops.c's scan of active primary contexts remembers, so
+ * that it needs no retain of its own for it. No driver call, no lock. */
+void sp_cu_primary_seen(sp_CUdevice dev, sp_CUcontext ctx);
+
 #ifdef __cplusplus
 }
 #endif

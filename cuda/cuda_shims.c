@@ -201,6 +201,35 @@ SP_EXPORT sp_CUresult cuStreamAddCallback_ptsz(sp_CUstream s, sp_CUstreamCallbac
             sp_cu_add_callback(SP_CU_REAL(cuStreamAddCallback_ptsz), s, cb, ud, flags));
 }
 
+SP_EXPORT sp_CUresult cuCtxCreate(sp_CUcontext *c, unsigned int flags, sp_CUdevice d)
+{
+    SP_HOOK(NULL, (c, flags, d), sp_cu_ctx_create(SP_CU_REAL(cuCtxCreate), c, flags, d));
+}
+
+SP_EXPORT sp_CUresult cuCtxCreate_v2(sp_CUcontext *c, unsigned int flags, sp_CUdevice d)
+{
+    SP_HOOK(NULL, (c, flags, d), sp_cu_ctx_create(SP_CU_REAL(cuCtxCreate_v2), c, flags, d));
+}
+
+SP_EXPORT sp_CUresult cuCtxCreate_v3(sp_CUcontext *c, void *params, int n, unsigned int flags,
+                                     sp_CUdevice d)
+{
+    SP_HOOK(NULL, (c, params, n, flags, d),
+            sp_cu_ctx_create_v3(SP_CU_REAL(cuCtxCreate_v3), c, params, n, flags, d));
+}
+
+SP_EXPORT sp_CUresult cuCtxCreate_v4(sp_CUcontext *c, void *params, unsigned int flags,
+                                     sp_CUdevice d)
+{
+    SP_HOOK(NULL, (c, params, flags, d),
+            sp_cu_ctx_create_v4(SP_CU_REAL(cuCtxCreate_v4), c, params, flags, d));
+}
+
+SP_EXPORT sp_CUresult cuDevicePrimaryCtxRetain(sp_CUcontext *c, sp_CUdevice d)
+{
+    SP_HOOK(NULL, (c, d), sp_cu_primary_ctx_retain(SP_CU_REAL(cuDevicePrimaryCtxRetain), c, d));
+}
+
 SP_EXPORT sp_CUresult cuCtxDestroy(sp_CUcontext c)
 {
     SP_HOOK(NULL, (c), sp_cu_ctx_destroy(SP_CU_REAL(cuCtxDestroy), c));

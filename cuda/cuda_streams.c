@@ -98,6 +98,61 @@ sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)
     return sp_streams_end_capture_rt(SP_RT_CUDA, s, end_call, &a);
 }
 
+/* ---- contexts the program makes ------------------------------------------------ */
+
+/* A context the program created: markers cover its legacy stream from now
+ * on, whether or not a hooked call ever runs with it current (work on its
+ * legacy and per-thread streams is enqueued through calls safepin does not
+ * hook). Primary contexts need no such list: every marker set asks which
+ * are active (cuda_ops.c). */
+static sp_CUresult ctx_made(sp_CUresult e, sp_CUcontext *pctx)
+{
+    if (e == SP_CUDA_SUCCESS && pctx && *pctx) {
+        sp_lock();
+        sp_streams_add_place(SP_RT_CUDA, *pctx);
+        sp_unlock();
+    }
+    return e;
+}
+
+sp_CUresult sp_cu_ctx_create(sp_cu_ctx_create_fn real, sp_CUcontext *pctx, unsigned int flags,
+                             sp_CUdevice dev)
+{
+    sp_cu_enter();
+    if (!real)
+        return SP_CUDA_ERROR_NOT_SUPPORTED;
+    return ctx_made(real(pctx, flags, dev), pctx);
+}
+
+sp_CUresult sp_cu_ctx_create_v3(sp_cu_ctx_create3_fn real, sp_CUcontext *pctx, void *params,
+                                int nparams, unsigned int flags, sp_CUdevice dev)
+{
+    sp_cu_enter();
+    if (!real)
+        return SP_CUDA_ERROR_NOT_SUPPORTED;
+    return ctx_made(real(pctx, params, nparams, flags, dev), pctx);
+}
+
+sp_CUresult sp_cu_ctx_create_v4(sp_cu_ctx_create4_fn real, sp_CUcontext *pctx, void *params,
+                                unsigned int flags, sp_CUdevice dev)
+{
+    sp_cu_enter();
+    if (!real)
+        return SP_CUDA_ERROR_NOT_SUPPORTED;
+    return ctx_made(real(pctx, params, flags, dev), pctx);
+}
+
+sp_CUresult sp_cu_primary_ctx_retain(sp_cu_retain_fn real, sp_CUcontext *pctx, sp_CUdevice dev)
+{
+    sp_cu_enter();
+    if (!real)
+        return SP_CUDA_ERROR_NOT_INITIALIZED;
+    sp_CUresult e = real(pctx, dev);
+    if (e == SP_CUDA_SUCCESS && pctx)
+        sp_cu_primary_seen(dev, *pctx);
+    return e;
+}
+
 /* ---- the end of a context ------------------------------------------------------ */
 
 /* Lock held. Waits until no release of ctx is pending; the hold lets them
@@ -157,10 +212,16 @@ sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx)
     return e;
 }
 
-/* The primary context of dev, without changing its reference count. */
+/* The primary context of dev, without changing its reference count; NULL
+ * where it is not active (a retain would create one). */
 static sp_CUcontext primary_of(sp_CUdevice dev, sp_cu_dev_fn release)
 {
     sp_CUcontext c = NULL;
+    unsigned flags = 0;
+    int active = 1;
+    if (sp_cu.cuDevicePrimaryCtxGetState &&
+        sp_cu.cuDevicePrimaryCtxGetState(dev, &flags, &active) == SP_CUDA_SUCCESS && !active)
+        return NULL;
     if (!sp_cu.cuDevicePrimaryCtxRetain || sp_cu.cuDevicePrimaryCtxRetain(&c, dev) != SP_CUDA_SUCCESS)
         return NULL;
     if (release)
@@ -195,7 +256,10 @@ sp_CUresult sp_cu_primary_ctx_end(sp_cu_dev_fn real, sp_CUdevice dev, int reset)
         sp_unlock();
     }
     sp_CUresult e = real(dev);
-    if (e == SP_CUDA_SUCCESS && ctx && primary_gone(dev, reset)) {
+    int gone = e == SP_CUDA_SUCCESS && primary_gone(dev, reset);
+    if (gone)
+        sp_cu_primary_seen(dev, NULL);
+    if (gone && ctx) {
         sp_lock();
         forget_ctx(ctx);
         sp_unlock();

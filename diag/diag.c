@@ -4,6 +4,7 @@
  */
 #include "diag.h"
 #include "registry.h"
+#include "stack.h"
 #include "suppress.h"
 #include "symbolize.h"
 
@@ -195,6 +196,7 @@ void sp_diag_init(void)
     sp_supp_init(); /* the suppressions files, read once, now */
     void *warm[2];
     backtrace(warm, 2); /* loads the unwinder now, not inside a hook */
+    sp_stack_init();    /* then the walk that spares it most of the time */
     if (sp_opt.symbolize)
         sp_symbolize_init(); /* addr2line's path, found now */
 }
@@ -358,7 +360,9 @@ static inline __attribute__((always_inline)) sp_site *capture(int own)
     if (sp_opt.backtrace <= 0)
         return NULL;
     void *pc[SP_MAX_FRAMES + 8];
-    int n = backtrace(pc, (int)sp_opt.backtrace + own);
+    int n = sp_stack_walk(pc, (int)sp_opt.backtrace + own);
+    if (n < 0)
+        n = backtrace(pc, (int)sp_opt.backtrace + own); /* what the walk cannot vouch for */
     int skip = first_foreign_frame(pc, n);
     int keep = n - skip;
     if (keep > sp_opt.backtrace)

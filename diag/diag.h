@@ -4,7 +4,8 @@
  * Logging never allocates: lines are formatted into a fixed buffer and
  * written with write(2), each prefixed "==PID==safepin: <code>: ". Repeats of
  * one code are capped (max_repeats) and counted. Sites (backtraces) are
- * captured with backtrace() into records from sp_mem_alloc.
+ * captured by stack.c's walk (backtrace() where it cannot vouch for a frame)
+ * into records from sp_mem_alloc.
  *
  * Dependencies: registry/ (a range's sites), util/. Callers: runtime/,
  * streams/, reaper/, interpose/.

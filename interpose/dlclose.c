@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "cuda_real.h"
 #include "cuda_hooks.h"
+#include "stack.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -101,6 +102,7 @@ static void drop_hold(void)
     if (!h)
         return;
     real_dlclose()(h);
+    sp_stack_forget();
     forget_if_unloaded(&in);
 }
 
@@ -149,6 +151,7 @@ int sp_dlclose(void *handle)
     sp_cudart_forget();
     int rc = close_handle(handle);
     sp_cudart_forget();
+    sp_stack_forget(); /* code may be gone, and other code come at its addresses */
     return rc;
 }
 

@@ -120,8 +120,11 @@ static int settle_overlaps(void *p, size_t size, unsigned int flags, sp_site *si
             *e = hipErrorHostMemoryAlreadyRegistered;
             return 1;
         }
-        /* RELEASING: revive an identical one, otherwise wait for it. */
-        if (sp_opt.revive && same && sp_reaper_revive(r)) {
+        /* RELEASING: revive an identical one (unless its pages can no longer
+         * be pinned: mprotect is not watched, so the mappings are asked; the
+         * runtime's refusal comes first, G10), otherwise wait for it. */
+        if (sp_opt.revive && same && sp_maps_pinnable(base, size, flags & SP_REGISTER_READ_ONLY) &&
+            sp_reaper_revive(r)) {
             SP_COUNT(revived);
             sp_site_free(sp_sites(r)->reg);
             sp_site_free(sp_sites(r)->unreg);

@@ -271,40 +271,10 @@ static int real_unmap(uintptr_t a, size_t len)
     return (int)syscall(SYS_munmap, (void *)a, len);
 }
 
-/* The deferred unmaps, as a forked child must see them: a copy of the
- * pending, not running MUNMAP actions, rewritten under the lock whenever
- * they change, between two increments of seq (odd: being rewritten). The
- * child reads it without the lock, which another thread may have held at
- * fork time (see sp_reaper_fork_child). */
-#define SP_FORK_UNMAPS 64
-static struct {
-    unsigned seq;
-    unsigned n;
-    struct {
-        uintptr_t addr;
-        size_t len;
-    } e[SP_FORK_UNMAPS];
-} fork_unmaps;
-
-static void publish_unmaps(void)
-{
-    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_SEQ_CST); /* odd first */
-    unsigned n = 0;
-    for (const sp_action *a = R.actions; a && n < SP_FORK_UNMAPS; a = a->next)
-        if (a->kind == SP_ACT_MUNMAP && a->len && !a->running) {
-            fork_unmaps.e[n].addr = a->addr;
-            fork_unmaps.e[n].len = a->len;
-            n++;
-        }
-    fork_unmaps.n = n;
-    __atomic_store_n(&fork_unmaps.seq, fork_unmaps.seq + 1, __ATOMIC_RELEASE); /* even after */
-}
-
 static void push_action(sp_action *a)
 {
     a->next = R.actions;
     R.actions = a;
-    publish_unmaps();
 }
 
 void sp_reaper_claim(sp_range *r)
@@ -482,7 +452,6 @@ static void unlink_action(sp_action *a)
         pp = &(*pp)->next;
     if (*pp)
         *pp = a->next;
-    publish_unmaps();
 }
 
 void sp_reaper_unmap_now(uintptr_t addr, size_t len)
@@ -528,7 +497,6 @@ restart:
             goto restart;
         }
     }
-    publish_unmaps();
 }
 
 int sp_reaper_defer_call(sp_act_kind kind, void *addr)
@@ -609,7 +577,6 @@ static void drop_actions(const sp_range *r)
             pp = &a->next;
         }
     }
-    publish_unmaps();
 }
 
 static int any_ready(void)
@@ -633,7 +600,6 @@ static void run_ready_actions(void)
             }
         if (n == 0)
             return;
-        publish_unmaps();
         sp_unlock();
         for (int i = 0; i < n; i++)
             run_action(ready[i]);
@@ -1088,28 +1054,28 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
 }
 
 /* In a forked child: what the program freed or unmapped before the fork is
- * gone for the child too. The parent defers those until device work is
- * done; the child has no such work (no device writes into its copy), so it
- * carries them out now, rather than keep memory the program gave up (a
- * mapping of the child's own there would fail, G9). consistent: the
- * parent's fork handler held the lock, so the action list is whole; the
- * actions the parent's reaper was running outside the lock are left (they
- * may have happened already: a block freed twice, or pages unmapped after
- * another thread mapped them again, would be worse than a leak). Otherwise
- * only the published copy of the unmaps is read, unless another thread was
- * rewriting it at fork time. */
+ * gone for the child too. The parent defers those until its releases are
+ * done; the child has no device work on that memory, so it carries out the
+ * ones whose releases had completed at the fork (ready), rather than keep
+ * memory the program gave up (a mapping of the child's own there would
+ * fail, G9). An action still waiting for a release is left: the child's
+ * copy of the runtime still has that memory registered (its real
+ * unregister had not run), and memory handed back to the child's allocator
+ * would come back registered (the runtime's 712, or its abort on the next
+ * unregister); kept, it is a leak in the child and nothing else.
+ * consistent: the parent's fork handler held the lock, so the action list
+ * is whole; the actions the parent's reaper was running outside the lock
+ * are left too (they may have happened already: a block freed twice, or
+ * pages unmapped after another thread mapped them again, would be worse
+ * than a leak). Otherwise (a fork from a signal handler that interrupted
+ * safepin's own code) the list cannot be read, and nothing is carried out. */
 static void fork_child_actions(int consistent)
 {
-    if (consistent) {
-        for (const sp_action *a = R.actions; a; a = a->next)
-            if (!a->running && a->kind != SP_ACT_HIPFREE)
-                run_action(a);
+    if (!consistent)
         return;
-    }
-    if (__atomic_load_n(&fork_unmaps.seq, __ATOMIC_ACQUIRE) & 1)
-        return;
-    for (unsigned i = 0; i < fork_unmaps.n && i < SP_FORK_UNMAPS; i++)
-        real_unmap(fork_unmaps.e[i].addr, fork_unmaps.e[i].len);
+    for (const sp_action *a = R.actions; a; a = a->next)
+        if (a->ready && !a->running && a->kind != SP_ACT_HIPFREE)
+            run_action(a);
 }
 
 size_t sp_reaper_fork_drain(long timeout_ms, int nowait)
@@ -1124,7 +1090,6 @@ size_t sp_reaper_fork_drain(long timeout_ms, int nowait)
 void sp_reaper_fork_child(int consistent)
 {
     fork_child_actions(consistent);
-    fork_unmaps.n = 0;
     memset(&R, 0, sizeof(R));
     sp_hold_reset();
     sp_streams_fork_child();

@@ -61,6 +61,14 @@ typedef struct sp_rt_ops {
     /* The calling thread's current place (device / context), and setting it. */
     int (*get_place)(void **place);
     int (*set_place)(void *place);
+    /* The places the runtime itself names as in use now, whose null stream
+     * markers must cover even where no hooked call ran (CUDA: the primary
+     * context of every device where it is active); NULL where the places
+     * are known otherwise (HIP: every device). Up to cap written; returns
+     * how many there are (more than cap: ask again with room), -1 if the
+     * runtime cannot say. Called by streams/ only: never inside a host
+     * function, in relaxed capture mode, no lock held. */
+    int (*scan_places)(void **places, int cap);
     /* The real unregister of p, registered in place; the deferred device free. */
     int (*unregister)(void *place, void *p);
     int (*mem_free)(void *place, void *p);

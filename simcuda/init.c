@@ -19,8 +19,15 @@ hipError_t hipSetDevice(int deviceId);
 static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
 static atomic_bool initialized;
 static struct sc_ctx primaries[SH_MAX_DEVICES];
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* guards retains */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* guards retains, was_reset */
+/* A reset primary context is inactive until its next retain. */
+static bool was_reset[SH_MAX_DEVICES];
 static _Thread_local struct sc_ctx *tl_ctx;
+/* The contexts below the current one (cuCtxCreate and cuCtxPushCurrent push,
+ * cuCtxPopCurrent pops). */
+#define SC_CTX_STACK 64
+static _Thread_local struct sc_ctx *tl_stack[SC_CTX_STACK];
+static _Thread_local int tl_depth;
 
 static void boot(void)
 {
@@ -177,7 +184,6 @@ static void ctx_sync(const struct sc_ctx *c, const char *api)
 
 static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    (void)flags;
     CUresult e = sc_enter(false);
     if (e != CUDA_SUCCESS)
         return e;
@@ -189,7 +195,10 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c->device = dev;
+    c->flags = flags;
     c->magic = SC_CTX_MAGIC;
+    if (tl_depth < SC_CTX_STACK) /* pushed, as the driver does */
+        tl_stack[tl_depth++] = tl_ctx;
     make_current(c);
     *pctx = (CUcontext)c;
     return CUDA_SUCCESS;
@@ -324,8 +333,28 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return e;
     pthread_mutex_lock(&ctx_lock);
     primaries[dev].retains++;
+    was_reset[dev] = false;
     pthread_mutex_unlock(&ctx_lock);
     *pctx = (CUcontext)&primaries[dev];
+    return CUDA_SUCCESS;
+}
+
+/* Active: retained and not released to zero, nor reset since (as the
+ * driver answers; a retain of an inactive one would create it). Flags: as
+ * cuDevicePrimaryCtxSetFlags set them. */
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if ((e = check_device(dev)) != CUDA_SUCCESS)
+        return e;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&ctx_lock);
+    *active = primaries[dev].retains > 0 && !was_reset[dev];
+    *flags = primaries[dev].flags;
+    pthread_mutex_unlock(&ctx_lock);
     return CUDA_SUCCESS;
 }
 
@@ -369,6 +398,9 @@ static CUresult primary_reset(CUdevice dev)
     if (sc_in_host_fn())
         return CUDA_ERROR_NOT_PERMITTED;
     ctx_sync(&primaries[dev], "cuDevicePrimaryCtxReset");
+    pthread_mutex_lock(&ctx_lock);
+    was_reset[dev] = true;
+    pthread_mutex_unlock(&ctx_lock);
     return CUDA_SUCCESS;
 }
 
@@ -449,4 +481,75 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
         *pStr = NULL;
         return CUDA_ERROR_INVALID_VALUE;
     }
+}
+
+/* ---- the context stack (cuCtxPushCurrent / cuCtxPopCurrent) ----------------
+ * Per thread: the current context is its top; pushing makes ctx current,
+ * popping restores the one below. */
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    struct sc_ctx *c = (struct sc_ctx *)ctx;
+    if (!ctx_alive(c))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (tl_depth == SC_CTX_STACK)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    tl_stack[tl_depth++] = tl_ctx;
+    make_current(c);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!ctx_alive(tl_ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx)
+        *pctx = (CUcontext)tl_ctx;
+    struct sc_ctx *below = tl_depth > 0 ? tl_stack[--tl_depth] : NULL;
+    tl_ctx = NULL;
+    if (ctx_alive(below))
+        make_current(below);
+    return CUDA_SUCCESS;
+}
+
+/* CUDA 13's cuCtxCreate: the parameters (execution affinity, CIG) are not
+ * modelled; NULL is the plain context. */
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                        CUdevice dev)
+{
+    if (params)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return ctx_create(pctx, flags, dev);
+}
+
+CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = tl_ctx->flags;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    CUresult e = sc_enter(false);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if ((e = check_device(dev)) != CUDA_SUCCESS)
+        return e;
+    if (flags & ~0x1fu)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&ctx_lock);
+    primaries[dev].flags = flags;
+    pthread_mutex_unlock(&ctx_lock);
+    return CUDA_SUCCESS;
 }

@@ -233,3 +233,66 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute 
     }
     return CUDA_SUCCESS;
 }
+
+/* ---- more allocations -------------------------------------------------------- */
+
+hipError_t hipMallocManaged(void **ptr, size_t size, unsigned int flags);
+hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr);
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+/* Memory the host and the device both reach; cuMemFree_v2 frees it. */
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (sc_in_host_fn())
+        return CUDA_ERROR_NOT_PERMITTED;
+    if (!dptr || bytesize == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p = NULL;
+    e = sc_res(hipMallocManaged(&p, bytesize, flags));
+    if (e == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return e;
+}
+
+/* Rows padded to a multiple of 512 bytes. */
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width, size_t height,
+                            unsigned int elem)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!dptr || !pPitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t pitch = (width + 511) & ~(size_t)511;
+    if (height > SIZE_MAX / pitch)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = NULL;
+    e = sc_res(hipMalloc(&p, pitch * height));
+    if (e == CUDA_SUCCESS) {
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+        *pPitch = pitch;
+    }
+    return e;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    struct sh_range r;
+    if (!dptr || !sh_mem_lookup((const void *)(uintptr_t)dptr, &r))
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase)
+        *pbase = (CUdeviceptr)r.base;
+    if (psize)
+        *psize = r.size;
+    return CUDA_SUCCESS;
+}

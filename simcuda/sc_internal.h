@@ -26,6 +26,7 @@ struct sc_ctx {
     int device;
     bool primary;
     int retains;      /* primary: cuDevicePrimaryCtxRetain count */
+    unsigned flags;   /* scheduling flags (cuDevicePrimaryCtxSetFlags, cuCtxCreate) */
 };
 #define SC_CTX_MAGIC 0x5c0c7c7u
 

@@ -25,6 +25,20 @@ extern "C" {
 /* A kernel: runs on the stream's worker thread, in stream order. */
 typedef void (*simcudaKernel_t)(void *args);
 
+/* The body of a module's kernel (a PTX .entry) in C: a library named in
+ * SIMCUDA_KERNELS that defines
+ *     void simcuda_kernel_<entry>(const simcudaLaunch *l);
+ * gives cuLaunchKernel of that entry this body. It runs once per launch, on
+ * the stream's worker, with the grid and block and a pointer to a copy of
+ * each argument (taken at launch), and reaches memory through
+ * simcudaDeviceRead / simcudaDeviceWrite. Without one a launch is an opaque
+ * device operation that touches no host memory. */
+typedef struct simcudaLaunch {
+    unsigned grid[3], block[3];
+    void **params;
+} simcudaLaunch;
+typedef void (*simcudaKernelImpl)(const simcudaLaunch *l);
+
 typedef CUresult (*simcuda_launch_fn)(CUstream, simcudaKernel_t, void *);
 typedef void (*simcuda_access_fn)(void *, const void *, size_t);
 typedef void (*simcuda_lock_state_fn)(int *, int *);

@@ -520,3 +520,176 @@ CUresult cuGraphDestroy(CUgraph hGraph)
         return e;
     return sc_res(hipGraphDestroy((hipGraph_t)hGraph));
 }
+
+/* ---- synchronous copies and memsets ---------------------------------------
+ * On the legacy stream (the per-thread stream in _ptds forms); they return
+ * once the operation has run. */
+
+hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags);
+hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
+hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
+hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
+
+static CUresult copy_sync(void *dst, const void *src, size_t n, hipMemcpyKind kind, bool ptds,
+                          const char *api)
+{
+    hipStream_t hs = ptds ? hipStreamPerThread : NULL;
+    CUresult e = enter_enqueue(hs);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (sc_in_host_fn())
+        return CUDA_ERROR_NOT_PERMITTED;
+    return sc_res(sh_copy(hs, dst, src, n, kind, true, api));
+}
+
+#define DP(x) ((void *)(uintptr_t)(x))
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    return copy_sync(DP(dst), src, n, hipMemcpyHostToDevice, false, "cuMemcpyHtoD");
+}
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
+{
+    return copy_sync(DP(dst), src, n, hipMemcpyHostToDevice, true, "cuMemcpyHtoD");
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    return copy_sync(dst, DP(src), n, hipMemcpyDeviceToHost, false, "cuMemcpyDtoH");
+}
+CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
+{
+    return copy_sync(dst, DP(src), n, hipMemcpyDeviceToHost, true, "cuMemcpyDtoH");
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return copy_sync(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, false, "cuMemcpyDtoD");
+}
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return copy_sync(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, true, "cuMemcpyDtoD");
+}
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return copy_sync(DP(dst), DP(src), n, hipMemcpyDefault, false, "cuMemcpy");
+}
+CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return copy_sync(DP(dst), DP(src), n, hipMemcpyDefault, true, "cuMemcpy");
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+{
+    return copy(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, h, false);
+}
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+{
+    return copy(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, h, true);
+}
+
+static CUresult fill_sync(CUdeviceptr dst, unsigned value, unsigned elem, size_t n, bool ptds)
+{
+    hipStream_t hs = ptds ? hipStreamPerThread : NULL;
+    CUresult e = enter_enqueue(hs);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (sc_in_host_fn())
+        return CUDA_ERROR_NOT_PERMITTED;
+    return sc_res(sh_fill(hs, DP(dst), (int)value, elem, n, true, "cuMemsetD"));
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return fill_sync(d, v, 1, n, false); }
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) { return fill_sync(d, v, 1, n, true); }
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return fill_sync(d, v, 2, n, false); }
+CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) { return fill_sync(d, v, 2, n, true); }
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return fill_sync(d, v, 4, n, false); }
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) { return fill_sync(d, v, 4, n, true); }
+
+static CUresult fill16(CUdeviceptr dst, unsigned short v, size_t n, CUstream h, bool ptsz)
+{
+    hipStream_t hs = sc_stream(h, ptsz);
+    CUresult e = enter_enqueue(hs);
+    if (e != CUDA_SUCCESS)
+        return e;
+    return sc_res(sh_fill(hs, DP(dst), v, 2, n, false, "cuMemsetD16Async"));
+}
+
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return fill16(d, v, n, h, false); }
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return fill16(d, v, n, h, true); }
+
+/* ---- events and stream queries --------------------------------------------- */
+
+/* Milliseconds between the two markers' execution. 600 before both ran;
+ * 400 for an event never recorded or made without timing. */
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    return sc_res(hipEventElapsedTime(ms, (hipEvent_t)start, (hipEvent_t)end));
+}
+
+CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
+{
+    return cuEventElapsedTime(ms, start, end);
+}
+
+static CUresult record_flags(CUevent ev, CUstream h, unsigned flags, bool ptsz)
+{
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return event_record(ev, h, ptsz);
+}
+
+CUresult cuEventRecordWithFlags(CUevent ev, CUstream h, unsigned int flags) { return record_flags(ev, h, flags, false); }
+CUresult cuEventRecordWithFlags_ptsz(CUevent ev, CUstream h, unsigned int flags) { return record_flags(ev, h, flags, true); }
+
+/* Work enqueued on the stream afterwards waits for the event's marker. */
+static CUresult wait_event(CUstream h, CUevent ev, unsigned flags, bool ptsz)
+{
+    if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    hipStream_t hs = sc_stream(h, ptsz);
+    CUresult e = enter_enqueue(hs);
+    if (e != CUDA_SUCCESS)
+        return e;
+    return sc_res(hipStreamWaitEvent(hs, (hipEvent_t)ev, 0));
+}
+
+CUresult cuStreamWaitEvent(CUstream h, CUevent ev, unsigned int flags) { return wait_event(h, ev, flags, false); }
+CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent ev, unsigned int flags) { return wait_event(h, ev, flags, true); }
+
+static CUresult stream_flags(CUstream h, unsigned *flags, bool ptsz)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    return sc_res(hipStreamGetFlags(sc_stream(h, ptsz), flags));
+}
+
+CUresult cuStreamGetFlags(CUstream h, unsigned int *flags) { return stream_flags(h, flags, false); }
+CUresult cuStreamGetFlags_ptsz(CUstream h, unsigned int *flags) { return stream_flags(h, flags, true); }
+
+/* The priority given at creation, clamped to the H200's range [-5, 0]. */
+static CUresult stream_priority(CUstream h, int *prio, bool ptsz)
+{
+    CUresult e = sc_enter(true);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!prio)
+        return CUDA_ERROR_INVALID_VALUE;
+    hipStream_t hs = sc_stream(h, ptsz);
+    int p = 0;
+    if (hs != NULL && hs != hipStreamPerThread) {
+        pthread_mutex_lock(&sh_dev_lock);
+        struct sh_stream *s = sh_stream_lookup_locked(hs);
+        if (s)
+            p = s->priority;
+        pthread_mutex_unlock(&sh_dev_lock);
+        if (!s)
+            return CUDA_ERROR_INVALID_HANDLE;
+    }
+    *prio = p > 0 ? 0 : p < -5 ? -5 : p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetPriority(CUstream h, int *prio) { return stream_priority(h, prio, false); }
+CUresult cuStreamGetPriority_ptsz(CUstream h, int *prio) { return stream_priority(h, prio, true); }

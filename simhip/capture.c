@@ -267,3 +267,96 @@ hipError_t hipGraphDestroy(hipGraph_t graph)
     graph_free((struct sh_graph *)graph);
     return hipSuccess;
 }
+
+/* ---- graphs built node by node -------------------------------------------
+ * A node may depend only on nodes that exist already, so the order nodes
+ * are added in is a valid order to run them: a graph runs its nodes in that
+ * order, one after the other (dependencies are checked, not needed).
+ * A node handle is its position in its graph, plus one. */
+
+static hipError_t add_node(hipGraphNode_t *out, hipGraph_t graph, const hipGraphNode_t *deps,
+                           size_t ndeps, const struct sh_work *w)
+{
+    sh_init();
+    struct sh_graph *g = (struct sh_graph *)graph;
+    if (!out || !g || (ndeps && !deps))
+        return sh_ret(hipErrorInvalidValue);
+    for (size_t i = 0; i < ndeps; i++)
+        if (!deps[i] || (uintptr_t)deps[i] > g->n)
+            return sh_ret(hipErrorInvalidValue);
+    pthread_mutex_lock(&sh_dev_lock);
+    int rc = graph_add(g, w);
+    size_t n = g->n;
+    pthread_mutex_unlock(&sh_dev_lock);
+    if (rc != 0)
+        return sh_ret(hipErrorOutOfMemory);
+    *out = (hipGraphNode_t)(uintptr_t)n;
+    return hipSuccess;
+}
+
+hipError_t hipGraphCreate(hipGraph_t *pGraph, unsigned int flags)
+{
+    sh_init();
+    if (!pGraph || flags != 0)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return sh_ret(hipErrorOutOfMemory);
+    *pGraph = (hipGraph_t)g;
+    return hipSuccess;
+}
+
+hipError_t hipGraphAddEmptyNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+                                const hipGraphNode_t *pDependencies, size_t numDependencies)
+{
+    struct sh_work w = { .kind = W_NOP };
+    return add_node(pGraphNode, graph, pDependencies, numDependencies, &w);
+}
+
+hipError_t hipGraphAddHostNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+                               const hipGraphNode_t *pDependencies, size_t numDependencies,
+                               const hipHostNodeParams *pNodeParams)
+{
+    if (!pNodeParams || !pNodeParams->fn)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_work w = { .kind = W_HOSTFN, .hfn = pNodeParams->fn, .arg = pNodeParams->userData };
+    return add_node(pGraphNode, graph, pDependencies, numDependencies, &w);
+}
+
+hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+                                   const hipGraphNode_t *pDependencies, size_t numDependencies,
+                                   void *dst, const void *src, size_t count, hipMemcpyKind kind)
+{
+    if (!dst || !src || count == 0 || (unsigned)kind > (unsigned)hipMemcpyDefault)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_work w;
+    sh_copy_work(&w, dst, src, count);
+    return add_node(pGraphNode, graph, pDependencies, numDependencies, &w);
+}
+
+/* One row (height 1) of 1-, 2- or 4-byte elements. */
+hipError_t hipGraphAddMemsetNode(hipGraphNode_t *pGraphNode, hipGraph_t graph,
+                                 const hipGraphNode_t *pDependencies, size_t numDependencies,
+                                 const hipMemsetParams *p)
+{
+    if (!p || !p->dst || p->width == 0 || p->height != 1 ||
+        (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_work w = { .kind = W_MEMSET, .dst = p->dst, .value = (int)p->value,
+                         .elem = p->elementSize, .n = p->width };
+    return add_node(pGraphNode, graph, pDependencies, numDependencies, &w);
+}
+
+hipError_t hipGraphAddDependencies(hipGraph_t graph, const hipGraphNode_t *from,
+                                   const hipGraphNode_t *to, size_t numDependencies)
+{
+    sh_init();
+    struct sh_graph *g = (struct sh_graph *)graph;
+    if (!g || (numDependencies && (!from || !to)))
+        return sh_ret(hipErrorInvalidValue);
+    for (size_t i = 0; i < numDependencies; i++)
+        if (!from[i] || !to[i] || (uintptr_t)from[i] > g->n || (uintptr_t)to[i] > g->n ||
+            (uintptr_t)from[i] >= (uintptr_t)to[i])
+            return sh_ret(hipErrorInvalidValue); /* a later node cannot come first here */
+    return hipSuccess;
+}

@@ -155,3 +155,10 @@ hipError_t hipPeekAtLastError(void)
 {
     return last_error;
 }
+
+/* What a function simhip does not model answers (unmodelled.c). */
+int sh_unmodelled(void)
+{
+    sh_init();
+    return (int)sh_ret(hipErrorNotSupported);
+}

@@ -60,6 +60,8 @@ hipError_t sh_ret(hipError_t e);     /* records e as the thread's last error;
                                         hipErrorDeinitialized for a call begun
                                         after teardown */
 const char *sh_error_name(hipError_t e);
+/* hipErrorNotSupported, recorded: the answer of unmodelled functions. */
+int sh_unmodelled(void);
 const char *sh_error_string(hipError_t e);
 /* Print "simhip: <msg>" to stderr (one write) and abort(). */
 _Noreturn void sh_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -76,7 +78,7 @@ struct sh_work {
     size_t n;               /* bytes (copy), elements (memset) */
     bool check_dst, check_src; /* false: a pageable side, not checked */
     int value;              /* memset value */
-    unsigned elem;          /* memset element size: 1 or 4 */
+    unsigned elem;          /* memset element size: 1, 2 or 4 */
     simhipKernel_t kfn;
     hipHostFn_t hfn;
     hipStreamCallback_t cb;
@@ -156,6 +158,15 @@ void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const ch
 /* Fork: forget worker threads and queued work (child side). */
 void sh_stream_atfork_child(void);
 
+/* ---- memcpy.c: copies and fills on a stream (sync: wait until done) ---- */
+hipError_t sh_copy(hipStream_t stream, void *dst, const void *src, size_t n, hipMemcpyKind kind,
+                   bool sync, const char *api);
+hipError_t sh_fill(hipStream_t stream, void *dst, int value, unsigned elem, size_t count,
+                   bool sync, const char *api);
+/* A copy as the device runs it: a side covered by a range at this moment is
+ * checked when it executes, another is pageable (staged, unchecked). */
+void sh_copy_work(struct sh_work *w, void *dst, const void *src, size_t n);
+
 /* ---- ops.c: executing work on a worker thread ------------------------ */
 void sh_execute(struct sh_stream *s, struct sh_op *op);
 /* The stream whose host function runs on this thread (NULL otherwise). */
@@ -173,11 +184,27 @@ struct sh_range {
     int device;
     bool unregistering;          /* hipHostUnregister in progress */
     int attr_busy;               /* hipPointerGetAttributes in progress */
+    bool managed;                /* hipMallocManaged */
     /* CUDA face only: */
     bool locked;                 /* mlock succeeded: the pinned pages can be told apart */
     unsigned char *ghost;        /* the pinned pages the process no longer maps (lazy) */
     void *owner;                 /* the context current at allocation / registration */
 };
+
+/* Registration flags a runtime accepts: Portable 1, Mapped 2, IoMemory 4,
+ * bit 3 (hipExtHostRegisterCoarseGrained in ROCm 5.x, hipHostRegisterReadOnly
+ * in 6.x, CU_MEMHOSTREGISTER_READ_ONLY in CUDA: with it, read-only pages
+ * can be registered) and, for HIP, hipExtHostRegisterUncached (bit 31):
+ * clr's ihipHostRegister mask. simcuda refuses bits above 3 itself. */
+#define SH_REGISTER_FLAGS (0xfu | 0x80000000u)
+#define SH_REGISTER_READ_ONLY 0x8u
+
+/* What a pin of [p, p+n) would meet: every page mapped with the access it
+ * needs (read and write; read only with read_only_ok), a hole (unmapped
+ * pages), PROT_NONE pages, or read-only pages. Read from /proc/self/maps;
+ * never touches the range. */
+enum sh_span { SPAN_OK, SPAN_HOLE, SPAN_NONE, SPAN_READ_ONLY };
+enum sh_span sh_span_check(const void *p, size_t n, bool read_only_ok);
 
 /* The owner recorded in new ranges (the CUDA face sets its current context). */
 extern _Thread_local void *sh_tl_owner;
@@ -187,6 +214,8 @@ bool sh_mem_lookup(const void *p, struct sh_range *out);
 extern pthread_rwlock_t sh_mem_lock;
 /* 1: every byte of [p, p+n) lies in some range of the table (no mincore). */
 bool sh_mem_covered(const void *p, size_t n);
+/* Bytes of device allocations (hipMalloc, pitched, managed) on device. */
+size_t sh_mem_device_bytes(int device);
 /* 1: p lies in a hipMalloc allocation. */
 bool sh_mem_is_device(const void *p);
 /* Checked device access: fault (line + abort) unless every byte is covered

@@ -24,6 +24,7 @@
  * until the old range is unregistered; runtime aborts become error codes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@
 
 #define UNREG_WINDOW_US 50
 #define ATTR_WINDOW_US 20
+
+/* Linux 5.14's prefault advice (older C libraries lack the names). */
+#define SH_MADV_POPULATE_READ 22
+#define SH_MADV_POPULATE_WRITE 23
 
 pthread_rwlock_t sh_mem_lock = PTHREAD_RWLOCK_INITIALIZER;
 _Thread_local void *sh_tl_owner;
@@ -254,7 +259,7 @@ static void cuda_fill(unsigned char *dst, int value, unsigned elem, size_t count
         size_t chunk = n - off;
         unsigned char *d = cuda_view((uintptr_t)(dst + off), &chunk);
         for (size_t i = 0; i < chunk; i++)
-            d[i] = elem == 1 ? (unsigned char)value : pat[(off + i) % 4];
+            d[i] = elem == 1 ? (unsigned char)value : pat[(off + i) % elem];
         off += chunk;
     }
 }
@@ -294,9 +299,9 @@ void sh_device_fill(void *dst, int value, unsigned elem, size_t count)
     if (elem == 1) {
         memset(dst, value, count);
     } else {
-        uint32_t v = (uint32_t)value;
+        uint32_t v = (uint32_t)value; /* little-endian: the low elem bytes */
         for (size_t i = 0; i < count; i++)
-            memcpy((char *)dst + i * 4, &v, 4);
+            memcpy((char *)dst + i * elem, &v, elem);
     }
     pthread_rwlock_unlock(&sh_mem_lock);
 }
@@ -326,6 +331,17 @@ bool sh_mem_lookup(const void *p, struct sh_range *out)
         *out = *r;
     pthread_rwlock_unlock(&sh_mem_lock);
     return r != NULL;
+}
+
+size_t sh_mem_device_bytes(int device)
+{
+    size_t sum = 0;
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i]->kind == R_DEVICE && ranges[i]->device == device)
+            sum += ranges[i]->size;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return sum;
 }
 
 bool sh_mem_is_device(const void *ptr)
@@ -434,16 +450,84 @@ hipError_t hipHostFree(void *ptr)
 
 /* ---- registration -------------------------------------------------------- */
 
-/* Fault in every page of [p, p+size) for writing without changing a byte
- * (an atomic read-modify-write of one byte per page), then lock it.
+/* ---- what a pinning runtime can lock ------------------------------------ */
+
+/* What the process maps over [p, p+n), read from /proc/thread-self/maps
+ * (/proc/self/maps is empty once the main thread has exited with
+ * pthread_exit), streamed into a stack buffer and stopping past the range:
+ * no allocation, O(mappings below the end). Never touches the range itself.
+ * No readable map: SPAN_OK (the lock below decides). */
+static enum sh_span span_of(uintptr_t p, size_t n)
+{
+    uintptr_t end = p + n, at = p; /* at: the first byte not yet seen mapped */
+    enum sh_span worst = SPAN_OK;
+    int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SPAN_OK;
+    int lines = 0;
+    char buf[4096];
+    size_t have = 0;
+    bool done = false;
+    while (!done) {
+        ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while (!done && (nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+            *nl = 0;
+            unsigned long lo, hi;
+            char perms[5] = "";
+            lines++;
+            if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && hi > at) {
+                if (lo >= end || lo > at) {
+                    done = true; /* a hole at 'at' (or the range ended) */
+                } else {
+                    if (perms[0] != 'r')
+                        worst = SPAN_NONE;
+                    else if (perms[1] != 'w' && worst == SPAN_OK)
+                        worst = SPAN_READ_ONLY;
+                    at = hi;
+                    done = at >= end;
+                }
+            }
+            line = nl + 1;
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+    }
+    close(fd);
+    if (lines == 0)
+        return SPAN_OK;
+    if (at < end)
+        return SPAN_HOLE;
+    return worst;
+}
+
+enum sh_span sh_span_check(const void *p, size_t n, bool read_only_ok)
+{
+    enum sh_span s = span_of((uintptr_t)p, n);
+    return s == SPAN_READ_ONLY && read_only_ok ? SPAN_OK : s;
+}
+
+/* Fault in every page of [p, p+size) without writing a byte (the kernel
+ * prefaults: MADV_POPULATE_WRITE breaks copy-on-write as a pinning driver
+ * does; read-only registrations populate for reading), then lock it.
+ * Kernels before 5.14 lack the advice: each page is read instead.
  * Returns mlock's answer (0: locked). */
-static int pin_pages(uintptr_t p, size_t size)
+static int pin_pages(uintptr_t p, size_t size, bool read_only)
 {
     uintptr_t pg = page_size();
     uintptr_t start = p & ~(pg - 1), end = p + size;
-    for (uintptr_t x = start; x < end; x += pg) {
-        uintptr_t a = x < p ? p : x;
-        atomic_fetch_or_explicit((_Atomic unsigned char *)a, 0, memory_order_relaxed);
+    if (madvise((void *)start, end - start,
+                read_only ? SH_MADV_POPULATE_READ : SH_MADV_POPULATE_WRITE) != 0) {
+        for (uintptr_t x = start; x < end; x += pg) {
+            uintptr_t a = x < p ? p : x;
+            (void)*(volatile const unsigned char *)a;
+        }
     }
     /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in.
      * The CUDA face locks with the system call itself (sanitizer runtimes
@@ -488,10 +572,37 @@ static hipError_t overlap_answer(uintptr_t p, size_t n)
     return hipSuccess;
 }
 
+/* The answer to a range the process does not map whole, or maps without
+ * the access a pin needs (span != SPAN_OK). clr locks the pages before it
+ * records anything: amd::Memory::create fails, and ihipHostRegister returns
+ * hipErrorOutOfMemory in ROCm 5.x (hipamd src/hip_memory.cpp at
+ * afdc89f8, "if (!mem->create(hostPtr, ...)) { ... return
+ * hipErrorOutOfMemory; }"), hipErrorInvalidValue in clr 6.x
+ * (hipamd/src/hip_memory.cpp at 004c4f7c, the same branch). The H200
+ * answers 1 (CUDA_ERROR_INVALID_VALUE). */
+static hipError_t refusal(void)
+{
+    if (!sh_cfg.cuda && sh_cfg.personality == SH_LEGACY)
+        return hipErrorOutOfMemory;
+    return hipErrorInvalidValue;
+}
+
+/* More than the machine's memory cannot be pinned: the H200 answers 2
+ * (CUDA_ERROR_OUT_OF_MEMORY) to a register spanning tens of terabytes, before
+ * it looks at holes or at ranges registered already. */
+static bool beyond_memory(size_t n)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    return pages > 0 && n / page_size() > (size_t)pages;
+}
+
 hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
 {
     sh_init();
-    if (!hostPtr || !sizeBytes)
+    /* clr ihipHostRegister: NULL, size 0 or a flag outside Portable, Mapped,
+     * IoMemory, bit 3 (CoarseGrained in 5.x, ReadOnly in 6.x) and Uncached
+     * -> hipErrorInvalidValue. */
+    if (!hostPtr || !sizeBytes || (flags & ~SH_REGISTER_FLAGS))
         return sh_ret(hipErrorInvalidValue);
     hipError_t e = sh_capture_check(NULL);
     if (e != hipSuccess)
@@ -501,6 +612,15 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
         return sh_ret(hipErrorInvalidValue);
     if (sh_fail(SH_FAIL_REGISTER))
         return sh_ret(hipErrorOutOfMemory);
+    if (sh_cfg.cuda && beyond_memory(sizeBytes))
+        return sh_ret(hipErrorOutOfMemory);
+    bool read_only = (flags & SH_REGISTER_READ_ONLY) != 0;
+
+    /* clr pins first (a refused range never reaches its object map); the
+     * CUDA face and rocm7 look the range up first (712). */
+    bool lookup_first = sh_cfg.cuda || sh_cfg.personality == SH_ROCM7;
+    if (!lookup_first && sh_span_check(hostPtr, sizeBytes, read_only) != SPAN_OK)
+        return sh_ret(refusal());
 
     /* Already registered (or overlapping): success, the old registration
      * and its size stay (the runtime keeps its old memory object), or
@@ -511,10 +631,10 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     pthread_rwlock_unlock(&sh_mem_lock);
     if (overlap)
         return known == hipSuccess ? hipSuccess : sh_ret(known);
-    if (first_unmapped(p, sizeBytes))
-        return sh_ret(hipErrorInvalidValue);
+    if (lookup_first && sh_span_check(hostPtr, sizeBytes, read_only) != SPAN_OK)
+        return sh_ret(refusal());
 
-    int locked = pin_pages(p, sizeBytes);
+    int locked = pin_pages(p, sizeBytes, read_only);
 
     struct sh_range *r = calloc(1, sizeof *r);
     if (!r)
@@ -699,4 +819,165 @@ hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void
     }
     *attributes = a;
     return hipSuccess;
+}
+
+/* ---- more allocations and queries programs link ------------------------- */
+
+/* Managed memory: one mapping the host and the device both reach (the
+ * simulated device reaches host memory directly), freed by hipFree. */
+hipError_t hipMallocManaged(void **ptr, size_t size, unsigned int flags)
+{
+    sh_init();
+    if (!ptr || size == 0 || (flags != hipMemAttachGlobal && flags != hipMemAttachHost))
+        return sh_ret(hipErrorInvalidValue);
+    hipError_t e = alloc_range(ptr, size, flags, R_HOSTMALLOC);
+    if (e == hipSuccess) {
+        pthread_rwlock_wrlock(&sh_mem_lock);
+        struct sh_range *r = find_containing((uintptr_t)*ptr);
+        if (r)
+            r->managed = true;
+        pthread_rwlock_unlock(&sh_mem_lock);
+    }
+    return sh_ret(e);
+}
+
+/* Rows padded to a multiple of 256 bytes. */
+hipError_t hipMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+    sh_init();
+    if (!ptr || !pitch)
+        return sh_ret(hipErrorInvalidValue);
+    size_t p = (width + 255) & ~(size_t)255;
+    if (width == 0 || height == 0 || height > SIZE_MAX / p) {
+        *ptr = NULL;
+        *pitch = p;
+        return width == 0 || height == 0 ? hipSuccess : sh_ret(hipErrorOutOfMemory);
+    }
+    hipError_t e = alloc_range(ptr, p * height, 0, R_DEVICE);
+    if (e == hipSuccess)
+        *pitch = p;
+    return sh_ret(e);
+}
+
+static bool managed_range(const void *p, size_t n)
+{
+    pthread_rwlock_rdlock(&sh_mem_lock);
+    struct sh_range *r = find_containing((uintptr_t)p);
+    bool ok = r && r->managed && (uintptr_t)p - r->base + n <= r->size;
+    pthread_rwlock_unlock(&sh_mem_lock);
+    return ok;
+}
+
+/* Advice changes nothing in the model; it must name managed memory. */
+hipError_t hipMemAdvise(const void *dev_ptr, size_t count, hipMemoryAdvise advice, int device)
+{
+    sh_init();
+    (void)advice;
+    if (!dev_ptr || count == 0 || !managed_range(dev_ptr, count))
+        return sh_ret(hipErrorInvalidValue);
+    if (device != hipCpuDeviceId && (device < 0 || device >= sh_cfg.ndevices))
+        return sh_ret(hipErrorInvalidDevice);
+    return hipSuccess;
+}
+
+/* A prefetch is a device operation that moves nothing. */
+hipError_t hipMemPrefetchAsync(const void *dev_ptr, size_t count, int device, hipStream_t stream)
+{
+    sh_init();
+    if (!dev_ptr || count == 0 || !managed_range(dev_ptr, count))
+        return sh_ret(hipErrorInvalidValue);
+    if (device != hipCpuDeviceId && (device < 0 || device >= sh_cfg.ndevices))
+        return sh_ret(hipErrorInvalidDevice);
+    struct sh_work w = { .kind = W_NOP };
+    return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
+}
+
+/* No advice is kept: every attribute reads as never advised (0; the
+ * locations -2, "invalid"). */
+hipError_t hipMemRangeGetAttribute(void *data, size_t data_size, hipMemRangeAttribute attribute,
+                                   const void *dev_ptr, size_t count)
+{
+    sh_init();
+    if (!data || data_size < 4 || (data_size & 3) || !dev_ptr || !managed_range(dev_ptr, count))
+        return sh_ret(hipErrorInvalidValue);
+    int v = 0;
+    switch ((int)attribute) {
+    case hipMemRangeAttributeReadMostly:
+    case hipMemRangeAttributeCoherencyMode:
+        break;
+    case hipMemRangeAttributePreferredLocation:
+    case hipMemRangeAttributeLastPrefetchLocation:
+        v = -2;
+        break;
+    case hipMemRangeAttributeAccessedBy:
+        memset(data, 0xff, data_size); /* no device: -1 entries */
+        return hipSuccess;
+    default:
+        return sh_ret(hipErrorInvalidValue);
+    }
+    memcpy(data, &v, 4);
+    return hipSuccess;
+}
+
+hipError_t hipMemGetAddressRange(hipDeviceptr_t *pbase, size_t *psize, hipDeviceptr_t dptr)
+{
+    sh_init();
+    struct sh_range r;
+    if (!dptr || !sh_mem_lookup(dptr, &r))
+        return sh_ret(hipErrorNotFound);
+    if (pbase)
+        *pbase = (hipDeviceptr_t)r.base;
+    if (psize)
+        *psize = r.size;
+    return hipSuccess;
+}
+
+/* One attribute of known memory; unknown memory is an invalid value. */
+hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute, hipDeviceptr_t ptr)
+{
+    sh_init();
+    struct sh_range r;
+    if (!data || !ptr || !sh_mem_lookup(ptr, &r))
+        return sh_ret(hipErrorInvalidValue);
+    uintptr_t p = (uintptr_t)ptr;
+    bool dev = r.kind == R_DEVICE;
+    switch (attribute) {
+    case HIP_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned *)data = (unsigned)memory_type(dev);
+        break;
+    case HIP_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *(void **)data = (void *)p;
+        break;
+    case HIP_POINTER_ATTRIBUTE_HOST_POINTER:
+        *(void **)data = dev ? NULL : (void *)p;
+        break;
+    case HIP_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(int *)data = r.managed;
+        break;
+    case HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = r.device;
+        break;
+    case HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *(void **)data = (void *)r.base;
+        break;
+    case HIP_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *(size_t *)data = r.size;
+        break;
+    case HIP_POINTER_ATTRIBUTE_MAPPED:
+        *(int *)data = 1;
+        break;
+    case HIP_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = (unsigned long long)r.base;
+        break;
+    default:
+        return sh_ret(hipErrorInvalidValue);
+    }
+    return hipSuccess;
+}
+
+/* The deprecated spelling of hipHostMalloc. */
+hipError_t hipHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+    sh_init();
+    return sh_ret(alloc_range(ptr, size, flags, R_HOSTMALLOC));
 }

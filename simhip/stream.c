@@ -683,3 +683,48 @@ hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void *userData)
     struct sh_work w = { .kind = W_HOSTFN, .hfn = fn, .handle = stream, .arg = userData };
     return sh_ret(sh_enqueue_handle(stream, &w, NULL, NULL));
 }
+
+hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags)
+{
+    sh_init();
+    if (!flags)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_stream *s = stream_get(stream);
+    if (!s)
+        return sh_ret(hipErrorInvalidHandle);
+    pthread_mutex_lock(&sh_dev_lock);
+    *flags = s->flags;
+    pthread_mutex_unlock(&sh_dev_lock);
+    stream_put(s);
+    return hipSuccess;
+}
+
+/* The priority given at creation, clamped to the device's range. */
+hipError_t hipStreamGetPriority(hipStream_t stream, int *priority)
+{
+    sh_init();
+    if (!priority)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_stream *s = stream_get(stream);
+    if (!s)
+        return sh_ret(hipErrorInvalidHandle);
+    pthread_mutex_lock(&sh_dev_lock);
+    int p = s->priority;
+    pthread_mutex_unlock(&sh_dev_lock);
+    stream_put(s);
+    *priority = p > 0 ? 0 : p < -1 ? -1 : p;
+    return hipSuccess;
+}
+
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
+{
+    sh_init();
+    if (!device)
+        return sh_ret(hipErrorInvalidValue);
+    struct sh_stream *s = stream_get(stream);
+    if (!s)
+        return sh_ret(hipErrorInvalidHandle);
+    *device = s->device;
+    stream_put(s);
+    return hipSuccess;
+}

@@ -213,6 +213,54 @@ static shared_ev *new_shared(int rt, void *place, void *ev)
 
 /* ---- devices and streams ------------------------------------------------- */
 
+/* The places rt's runtime names as in use now (sp_rt_ops.scan_places; CUDA:
+ * every device's active primary context), into buf (SP_SCAN_BUF entries)
+ * or, when more, into an allocation the caller frees (*out != buf). Lock
+ * NOT held; none inside a host function, where safepin calls nothing (a
+ * set taken there has only what is known). Relaxed capture mode. */
+#define SP_SCAN_BUF 16
+static int scan_places(int rt, void **buf, void ***out)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    *out = buf;
+    if (sp_tls_in_hostfn || !o->scan_places || !o->present())
+        return 0;
+    int old = sp_relaxed_enter();
+    int n = o->scan_places(buf, SP_SCAN_BUF);
+    for (int tries = 0; n > SP_SCAN_BUF && tries < 3; tries++) {
+        void **v = sp_mem_alloc((size_t)n * sizeof(*v));
+        if (!v)
+            break;
+        int m = o->scan_places(v, n);
+        if (m <= n) {
+            *out = v;
+            n = m;
+            break;
+        }
+        sp_mem_free(v);
+        n = m;
+    }
+    sp_relaxed_leave(old);
+    if (*out == buf && n > SP_SCAN_BUF)
+        n = SP_SCAN_BUF; /* out of memory: the first ones */
+    return n < 0 ? 0 : n;
+}
+
+static void scan_done(void **buf, void **v)
+{
+    if (v != buf)
+        sp_mem_free(v);
+}
+
+/* Lock held. 1 if place is a known CUDA context (markers cover it anyway). */
+static int known_ctx(void *place)
+{
+    for (int i = 0; i < S.nctx; i++)
+        if (S.ctxs[i] == place)
+            return 1;
+    return 0;
+}
+
 void sp_streams_init_devices(void)
 {
     int n = 0;
@@ -645,18 +693,28 @@ static int legacy_unsafe(int rt, void *place)
 
 sp_marks *sp_marks_take(void)
 {
+    /* CUDA: the primary contexts active now, asked without the lock. */
+    void *buf[SP_SCAN_BUF], **prim = buf;
+    int nprim = 0;
+    if (sp_cuda_ops.present() && !sp_tls_in_hostfn) {
+        sp_unlock();
+        nprim = scan_places(SP_RT_CUDA, buf, &prim);
+        sp_lock();
+    }
     while (S.n_unsettled > 0)
         sp_lock_wait();
     /* HIP: the null stream of every device; CUDA: the legacy stream of
-     * every context seen. */
+     * every context seen, and of every active primary context. */
     int ndev = sp_hip_ops.present() ? (S.ndev > 0 ? S.ndev : 1) : 0;
     int nctx = sp_cuda_ops.present() ? S.nctx : 0;
-    size_t cap = (size_t)ndev + (size_t)nctx + S.n_orphans;
+    size_t cap = (size_t)ndev + (size_t)nctx + (size_t)nprim + S.n_orphans;
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
     sp_marks *m = marks_alloc(cap);
-    if (!m)
+    if (!m) {
+        scan_done(buf, prim);
         return NULL;
+    }
     m->n = 0;
     m->ndev = ndev;
     m->saw_capture = 0;
@@ -667,6 +725,11 @@ sp_marks *sp_marks_take(void)
     for (int c = 0; c < nctx; c++)
         m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, S.ctxs[c], sp_cuda_ops.null_stream, NULL, NULL,
                               legacy_unsafe(SP_RT_CUDA, S.ctxs[c])};
+    for (int c = 0; c < nprim; c++)
+        if (!known_ctx(prim[c]))
+            m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, prim[c], sp_cuda_ops.null_stream, NULL,
+                                  NULL, legacy_unsafe(SP_RT_CUDA, prim[c])};
+    scan_done(buf, prim);
     for (stream_ent *e = S.streams; e; e = e->next) {
         if (e->capturing) {
             m->saw_capture = 1;
@@ -913,21 +976,28 @@ int sp_streams_idle(int rt)
     const sp_rt_ops *o = sp_rt(rt);
     if (!o->present())
         return 1;
+    void *buf[SP_SCAN_BUF], **prim = buf;
+    int nprim = scan_places(rt, buf, &prim);
     sp_lock();
-    size_t cap = (size_t)S.nctx + (size_t)(S.ndev > 0 ? S.ndev : 1);
+    size_t cap = (size_t)S.nctx + (size_t)nprim + (size_t)(S.ndev > 0 ? S.ndev : 1);
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
     mark *v = sp_mem_alloc(cap * sizeof(*v));
     if (!v) {
         sp_unlock();
+        scan_done(buf, prim);
         return 0;
     }
     size_t n = 0;
-    if (rt == SP_RT_CUDA)
+    if (rt == SP_RT_CUDA) {
         for (int c = 0; c < S.nctx; c++)
             v[n++] = (mark){MK_NULL, rt, S.ctxs[c], o->null_stream, NULL, NULL,
                             legacy_unsafe(rt, S.ctxs[c])};
-    else
+        for (int c = 0; c < nprim; c++)
+            if (!known_ctx(prim[c]))
+                v[n++] = (mark){MK_NULL, rt, prim[c], o->null_stream, NULL, NULL,
+                                legacy_unsafe(rt, prim[c])};
+    } else
         for (int d = 0; d < (S.ndev > 0 ? S.ndev : 1); d++)
             v[n++] = (mark){MK_NULL, rt, (void *)(intptr_t)d, o->null_stream, NULL, NULL, 0};
     /* Every stream, blocking ones too: a query of the null stream does not
@@ -938,6 +1008,7 @@ int sp_streams_idle(int rt)
     S.marking++;
     int ndev = S.ndev;
     sp_unlock();
+    scan_done(buf, prim);
     int idle = 1;
     int old = sp_relaxed_enter();
     place_state ps;

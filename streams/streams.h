@@ -4,7 +4,13 @@
  *
  * "Work enqueued before now" is covered by a marker set (sp_marks):
  *   - one marker on the null stream of every device the process can use
- *     (it covers every blocking stream, per-thread default streams included);
+ *     (it covers every blocking stream, per-thread default streams included):
+ *     HIP, every device (hipGetDeviceCount); CUDA, per context: every
+ *     context the program created (hooked) or registered or made streams
+ *     in, and every device's primary context that is active now, asked at
+ *     each set (the driver's cuDevicePrimaryCtxGetState), so a context with
+ *     work on its legacy or per-thread stream is covered even when no
+ *     hooked call ever ran with it current;
  *   - one marker on each live non-blocking stream;
  *   - for a stream that is capturing, the event recorded on it just before
  *     its capture began (captured work does not execute; what was enqueued
@@ -30,7 +36,8 @@ extern "C" {
 
 typedef struct sp_marks sp_marks;
 
-/* Snapshot what must be covered now. Lock held (released while a capture
+/* Snapshot what must be covered now. Lock held (released while the CUDA
+ * driver is asked which primary contexts are active, and while a capture
  * begin or a stream destroy is half done). NULL if out of memory. */
 sp_marks *sp_marks_take(void);
 /* Query, then record markers on the streams still busy. Lock NOT held.

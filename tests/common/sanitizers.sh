@@ -9,7 +9,7 @@ san_setup() {
     asan) SAN_RUNTIME=$(san_rt libasan.so)
           SAN_ENV="ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:halt_on_error=1" ;;
     ubsan) SAN_RUNTIME=$(san_rt libubsan.so); SAN_ENV="UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1" ;;
-    tsan) SAN_RUNTIME=$(san_rt libtsan.so); SAN_ENV="TSAN_OPTIONS=halt_on_error=1" ;;
+    tsan) SAN_RUNTIME=$(san_rt libtsan.so); SAN_ENV="TSAN_OPTIONS=halt_on_error=1:die_after_fork=0" ;;
     *) SAN_RUNTIME= SAN_ENV= ;;
     esac
 }

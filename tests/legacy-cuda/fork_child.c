@@ -183,7 +183,7 @@ static void exec_it(void)
     wait_child(c, "exec");
 }
 
-static volatile int stop;
+static int stop; /* atomic */
 static CUcontext ctx;
 
 static void short_kernel(void *arg)
@@ -204,7 +204,7 @@ static void *churn(void *arg)
     void *keep = malloc(OWN), *q = malloc(OWN);
     if (!keep || !q || cuMemHostRegister_v2(keep, OWN, 0) != CUDA_SUCCESS)
         return NULL;
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         (void)simcudaLaunchKernel(s, short_kernel, NULL);
         if (cuMemHostRegister_v2(q, OWN, 0) == CUDA_SUCCESS)
             (void)cuMemHostUnregister(q);
@@ -221,7 +221,7 @@ static void *churn(void *arg)
 static void forks(void)
 {
     pthread_t t;
-    stop = 0;
+    __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
     if (pthread_create(&t, NULL, churn, NULL) != 0)
         exit(2);
     for (int i = 0; i < 200; i++) {
@@ -234,7 +234,7 @@ static void forks(void)
         if (wait_child(c, what))
             break;
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     pthread_join(t, NULL);
 }
 

@@ -34,6 +34,7 @@ wrapper_forward          clean                !runtime-error,!api-error
 self_call                clean                !runtime-error,!api-error
 fork_unregister          clean                !runtime-error,!api-error
 fork_child               clean                !runtime-error
+refusal_first            clean                !runtime-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
 capture_unregister       capture-invalidated  !runtime-error,!api-error
@@ -44,7 +45,9 @@ ctx_destroy              clean                !runtime-error,!api-error
 two_dev_free_blocking    stall                !runtime-error,!api-error
 two_dev_free_nonblocking stall                !runtime-error,!api-error
 two_dev_free_per_thread  stall                !runtime-error,!api-error
+two_dev_free_legacy      stall                !runtime-error,!api-error
 two_dev_launch_stall     stall                !runtime-error,!api-error
+ptx_sample               clean                !runtime-error,!api-error,!freed-while-registered
 '
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device
@@ -54,7 +57,9 @@ two_dev_launch_stall     stall                !runtime-error,!api-error
 # (two_dev_*: two devices, SIMHIP_DEVICES=2, DESIGN G1 "any stream of any
 # device": a registration made while device 0's context is current, used
 # by a long kernel on device 1 through the mapped pointer (on a blocking, a
-# non-blocking and the per-thread stream), unregistered on device 0's
+# non-blocking, the per-thread and the legacy stream; safepin saw no call
+# with device 1's context current in the last two: markers cover every
+# active primary context all the same), unregistered on device 0's
 # thread, read at once and freed; two_dev_launch_stall: device 1's kernel
 # unrelated. Bare, the driver's unregister waits for every device holding
 # the driver lock: another thread's launches on both devices queue behind
@@ -67,7 +72,6 @@ two_dev_launch_stall     stall                !runtime-error,!api-error
 # safepin run passes, the line fails: move the program back to TABLE alone.
 # program                | evidence of the bug                | the bug
 KNOWN='
-two_dev_free_per_thread  | corrupted data at element 0.*stale | G1: the legacy and per-thread streams of device 1 are not waited for when no hooked call ran with its context current (safepin knows CUDA contexts only from registrations and stream creation)
 '
 #
 # Under safepin with options: the evidence that the option does what it
@@ -126,6 +130,7 @@ evidence() { # kind log -> empty when shown
 run() { # log opts preload prog
     local log=$1 opts=$2 preload=$3 prog=$4
     { timeout -k 5 "$TIMEOUT" env LD_LIBRARY_PATH="$SIMCUDA${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        SIMCUDA_KERNELS="$BIN/kernels/libsample_kernels.so" \
         ${preload:+LD_PRELOAD="$preload"} SAFEPIN_OPTIONS="$opts" $LEGACY_ENV \
         "$BIN/$prog" >"$log" 2>&1; RC=$?; } 2>/dev/null
 }

@@ -7,9 +7,9 @@
  * A registration made while device 0's context is current
  * (CU_MEMHOSTREGISTER_PORTABLE | DEVICEMAP) is either used by the long
  * kernel on device 1 through its mapped pointer (on a blocking, a
- * non-blocking or the per-thread stream: the kernel fills it at its end),
- * or used on device 0 only while device 1's long kernel is unrelated to it
- * (TD_UNRELATED). A worker thread unregisters it, reads the kernel's result
+ * non-blocking, the per-thread or the legacy stream: the kernel fills it
+ * at its end), or used on device 0 only while device 1's long kernel is
+ * unrelated to it (TD_UNRELATED). A worker thread unregisters it, reads the kernel's result
  * at once (CUDA's unregister waits for the device) and frees it.
  *
  * The long kernel waits for a doorbell (host memory it polls), so nothing
@@ -31,7 +31,7 @@
 
 #define TD_N (256 * 1024) /* ints: 1 MiB */
 
-enum td_kind { TD_BLOCKING, TD_NONBLOCKING, TD_PER_THREAD, TD_UNRELATED };
+enum td_kind { TD_BLOCKING, TD_NONBLOCKING, TD_PER_THREAD, TD_LEGACY, TD_UNRELATED };
 
 static int *td_doorbell;
 static int *td_buf;
@@ -143,10 +143,10 @@ static int td_run(char **argv, enum td_kind kind)
     }
 
     CHECK(cuCtxSetCurrent(td_ctx[1]));
-    CUstream s1 = CU_STREAM_PER_THREAD;
+    CUstream s1 = kind == TD_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
     if (kind == TD_BLOCKING)
         CHECK(cuStreamCreate(&s1, CU_STREAM_DEFAULT));
-    else if (kind != TD_PER_THREAD)
+    else if (kind != TD_PER_THREAD && kind != TD_LEGACY)
         CHECK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
     CHECK(simcudaLaunchKernel(s1, td_doorbell_kernel, &fill));
     CHECK(cuCtxSetCurrent(td_ctx[0]));
@@ -185,7 +185,7 @@ static int td_run(char **argv, enum td_kind kind)
 
     CHECK(cuCtxSetCurrent(td_ctx[1]));
     CHECK(cuStreamSynchronize(s1));
-    if (kind != TD_PER_THREAD)
+    if (kind != TD_PER_THREAD && kind != TD_LEGACY)
         CHECK(cuStreamDestroy_v2(s1));
     for (int d = 0; d < 2; d++) {
         CHECK(cuCtxSetCurrent(td_ctx[d]));

@@ -18,7 +18,7 @@
 #define FORKS 200
 #define OWN (64u << 10)
 
-static volatile int stop;
+static int stop; /* atomic */
 
 /* This thread's buffers and the runtime's records of its device work come
  * from the same allocator arena: the child handler of the runtime frees
@@ -33,7 +33,7 @@ static void *churn(void *arg)
     if (!keep || !q || hipHostRegister(keep, OWN, 0) != hipSuccess)
         return NULL;
     static struct kargs k = { .work_us = 200 };
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         (void)simhipLaunchKernel(s, add_kernel, &k);
         if (hipHostRegister(q, OWN, 0) == hipSuccess) {
             hipPointerAttribute_t a;
@@ -93,7 +93,7 @@ int main(void)
             failed++;
         }
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     pthread_join(t, NULL);
     CHECK(hipHostUnregister(live));
     free(live);

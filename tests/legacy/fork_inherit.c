@@ -1,23 +1,20 @@
 /*
  * fork_inherit - what a forked child inherits, and what it may do with it.
  *
- * Bare, an unregister has completed when it returns and a free gives the
- * memory back at once, so a child forked right after sees memory that was
- * never registered and pages that are gone. Under safepin both are pending
- * for a while (the real unregister runs on the reaper thread, the free
- * waits for it): the fork must not hand the child that pending state.
+ * Bare, an unregister has completed when it returns, so a child forked
+ * right after sees memory that was never registered. Under safepin it is
+ * pending for a while (the real unregister runs on the reaper thread): the
+ * fork must not hand the child that pending state (fork_freed: the same
+ * for a free).
  *   pending   the parent unregisters p while the device is busy and forks:
  *             the child asks p's attributes and gets the answer for memory
  *             never registered;
- *   freed     the parent frees a registered 1 MiB block while the device is
- *             busy and forks: the child can map its own memory there;
  *   threads   the child runs four threads of registrations of its own, one
  *             of them on memory the parent still has registered;
  *   exec      the child execs a program that registers memory.
  * Every child must exit 0.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -25,7 +22,6 @@
 #include "legacy.h"
 
 #define OWN (64u << 10)
-#define BLOCK (1u << 20)
 
 static void *live; /* registered by the parent throughout */
 
@@ -74,35 +70,6 @@ static void pending(hipStream_t s)
     wait_child(c, "pending");
     free(p);
     free(never);
-}
-
-static void freed(hipStream_t s)
-{
-    char *b = malloc(BLOCK);
-    if (!b)
-        exit(2);
-    /* The address the block leaves behind, kept as a number: only mapped
-     * again, never dereferenced, after the free. */
-    volatile uintptr_t page_at = ((uintptr_t)b + 4095) & ~(uintptr_t)4095;
-    memset(b, 1, BLOCK);
-    CHECK(hipHostRegister(b, BLOCK, 0));
-    busy(s);
-    CHECK(hipHostUnregister(b));
-    free(b);
-    fflush(NULL);
-    pid_t c = fork();
-    if (c == 0) {
-        void *page = (void *)page_at;
-        void *q = mmap(page, 4096, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        if (q != page) {
-            fprintf(stderr, "freed: the child cannot map memory where the parent freed its block: "
-                            "%s\n", q == MAP_FAILED ? strerror(errno) : "placed elsewhere");
-            _exit(1);
-        }
-        _exit(0);
-    }
-    wait_child(c, "freed");
 }
 
 static void *child_thread(void *arg)
@@ -167,9 +134,6 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "exec") == 0)
         return exec_child();
-    /* A fixed threshold: every 1 MiB block is a mapping of its own, given
-     * back to the system by free (glibc would raise it after the first). */
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     hipStream_t s;
     CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
     live = aligned_alloc(4096, OWN);
@@ -178,7 +142,6 @@ int main(int argc, char **argv)
     CHECK(hipHostRegister(live, OWN, 0));
     for (int round = 0; round < 3; round++) {
         pending(s);
-        freed(s);
     }
     threads();
     exec_it();

@@ -4,6 +4,7 @@
  * PROT_NONE page, a read-only page without the read-only flag) with its
  * own code, and that answer is the program's, not an overlap's 712
  * (hipErrorHostMemoryAlreadyRegistered): the runtime's answer comes first.
+ * So does a read-only range registered again right after its unregister.
  * (A pinnable overlap is another matter: ROCm before 7 accepts it, safepin
  * answers 712, G5.)
  */
@@ -36,5 +37,19 @@ int main(void)
     refused("a PROT_NONE page", hipHostRegister(m + 4 * pg, 8 * pg - pg / 2, 0));
     refused("a read-only page", hipHostRegister(m + 7 * pg, 7 * pg, 0));
     CHECK(hipHostUnregister(m));
+
+    /* An identical register of a large range just unregistered (its
+     * release may still be pending: safepin revives such a one), after the
+     * program made its pages read-only: the runtime refuses them. */
+    size_t big = 4u << 20;
+    char *r = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return 2;
+    memset(r, 1, big);
+    CHECK(hipHostRegister(r, big, 0));
+    CHECK(hipHostUnregister(r));
+    if (mprotect(r, big, PROT_READ) != 0)
+        return 2;
+    refused("a read-only range registered again", hipHostRegister(r, big, 0));
     return legacy_finish();
 }

@@ -71,6 +71,9 @@ fork_reregister        legacy:fault,current:clean,rocm7:clean                   
 fork_hang              legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 fork_inherit           legacy:clean,current:clean,rocm7:clean                               !runtime-error
 fork_pending_child     legacy:fault,current:clean,rocm7:clean                               !runtime-error
+fork_freed             legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+fork_threads           legacy:clean,current:clean,rocm7:clean                               !runtime-error
+refusal_first          legacy:clean,current:clean,rocm7:clean                               !runtime-error
 cancel_in_wait         legacy:clean,current:clean,rocm7:clean                               !api-error
 main_pthread_exit      legacy:silent-leak,current:silent-leak,rocm7:silent-leak             leak-at-exit,!api-error
 hipfree_in_callback    legacy:deadlock,current:deadlock,rocm7:deadlock                      !api-error

@@ -149,7 +149,7 @@ fi
 # bare, the driver's functions and 712; under safepin, its shims of the
 # exact forms, every other line as bare (dlerror() text included), no 712.
 DV_HOOKED="cuMemHostRegister_v2 cuMemHostUnregister cuMemHostRegister cuMemFree_v2 cuLaunchHostFunc_ptsz
-cuStreamBeginCapture_v2 cuGetProcAddress_v2"
+cuStreamBeginCapture_v2 cuGetProcAddress_v2 cuDevicePrimaryCtxRetain"
 export DLVSYM_NEXT_LIB=$PWD/$BUILD/tests/reach/libdlvsym_next_dl.so
 # The runtime's cudaHostUnregister, from the stand-in of NVIDIA's shared
 # runtime (libcudart.so.13, version node libcudart.so.13): passed through.
