@@ -96,6 +96,7 @@ SANITY_SRC := $(wildcard tests/sanity/*.c)
 SANITY_BIN := $(patsubst tests/sanity/%.c,$(B)/tests/sanity/%,$(SANITY_SRC))
 DIAG_SRC   := $(wildcard tests/diag/*.c)
 DIAG_BIN   := $(patsubst tests/diag/%.c,$(B)/tests/diag/%,$(DIAG_SRC))
+SUPP_BIN   := $(B)/tests/diag/supp/supp_hip $(B)/tests/diag/supp/supp_cuda
 REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
 DLVSYM_NEXT := $(B)/tests/reach/libdlvsym_next.so $(B)/tests/reach/libdlvsym_next_dl.so
@@ -126,7 +127,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb wheel clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -138,6 +139,15 @@ $(B)/obj/%.o: %.c
 $(SHIM_OBJ): $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC_interpose) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+# The shipped default suppressions, compiled in (diag/suppress.c): each line
+# of diag/default.supp becomes a C string literal.
+SUPP_INC := $(B)/gen/default_supp.inc
+$(SUPP_INC): diag/default.supp
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/.*/"&\\n"/' $< >$@
+$(B)/obj/diag/suppress.o: $(SUPP_INC)
+$(B)/obj/diag/suppress.o: CFLAGS += -I$(B)/gen
 
 # The objects that print the version.
 $(B)/obj/interpose/init.o $(B)/obj/diag/diag.o: VERSION
@@ -311,6 +321,23 @@ $(B)/tests/diag/%: tests/diag/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
+# Suppressions (tests/diag/suppressions.sh): programs whose registrations a
+# library of their own makes and keeps, HIP on simhip and CUDA on simcuda.
+$(B)/tests/diag/supp/libsuppholder_hip.so: tests/diag/supp/holder_hip.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/diag/supp/libsuppholder_cuda.so: tests/diag/supp/holder_cuda.c simcuda/simcuda.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1
+
+$(B)/tests/diag/supp/supp_hip: tests/diag/supp/supp_hip.c $(B)/tests/diag/supp/libsuppholder_hip.so
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_hip -Wl,-rpath,'$$ORIGIN' $(REAL_HIP)
+
+$(B)/tests/diag/supp/supp_cuda: tests/diag/supp/supp_cuda.c $(B)/tests/diag/supp/libsuppholder_cuda.so $(SC_LIB)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_cuda -Wl,-rpath,'$$ORIGIN' \
+	  -L$(B)/simcuda -l:libcuda.so.1
+
 $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
@@ -402,6 +429,9 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 SIMDIR ?= $(PREFIX)/lib/safepin/simhip
 MANDIR ?= $(PREFIX)/share/man
+# The default suppressions are compiled into the library; a copy of the
+# text goes here, for reading (and as a start for a suppressions file).
+DOCDIR ?= $(PREFIX)/share/doc/safepin
 under_prefix = $(patsubst $(PREFIX)/%,%,$(1))
 SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
 	  -e 's|@SIMDIR@|$(call under_prefix,$(SIMDIR))|g'
@@ -409,6 +439,8 @@ install: $(LIB) $(SIM_LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SIMDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libsafepin.so
 	install -m 0644 $(SIM_LIB) $(DESTDIR)$(SIMDIR)/libamdhip64.so.5
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 diag/default.supp $(DESTDIR)$(DOCDIR)/default.supp
 	$(SUBST) scripts/safepin >$(DESTDIR)$(PREFIX)/bin/safepin
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/safepin
 	install -m 0755 scripts/safepin-smoke $(DESTDIR)$(PREFIX)/bin/safepin-smoke

@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "registry.h"
 #include "stack.h"
+#include "suppress.h"
 #include "symbolize.h"
 
 #include <dlfcn.h>
@@ -192,6 +193,7 @@ void sp_diag_init(void)
     dl_iterate_phdr(find_self, NULL);
     make_absolute(sp_opt.log_path, log_file, sizeof(log_file));
     make_absolute(sp_opt.report, report_file, sizeof(report_file));
+    sp_supp_init(); /* the suppressions files, read once, now */
     void *warm[2];
     backtrace(warm, 2); /* loads the unwinder now, not inside a hook */
     sp_stack_init();    /* then the walk that spares it most of the time */
@@ -245,11 +247,12 @@ static __thread uint64_t tls_diags __attribute__((tls_model("initial-exec")));
 
 uint64_t sp_diag_thread_count(void) { return tls_diags; }
 
-/* Counts one occurrence of c; returns how many there were. */
-static uint64_t count_code(sp_code c)
+/* Counts one occurrence of c (a violation, or not: leak_check=report);
+ * returns how many there were. */
+static uint64_t count_code(sp_code c, int violation)
 {
     tls_diags++;
-    if (code_table[c].violation)
+    if (violation)
         __atomic_add_fetch(&violations_total, 1, __ATOMIC_RELAXED);
     if (c == SP_RUNTIME_ERROR)
         SP_COUNT(runtime_errors);
@@ -269,11 +272,23 @@ static void vlog(int print, int counted, const char *code, const char *fmt, va_l
     if (o >= sizeof(buf) - 1)
         o = sizeof(buf) - 2;
     buf[o++] = '\n';
+    if (counted && sp_supp_wanted(SP_RUNTIME_ERROR)) {
+        sp_site *here = sp_site_capture();
+        const sp_site *stacks[1] = {here};
+        int s = sp_supp_match(SP_RUNTIME_ERROR, stacks, 1);
+        sp_site_free(here);
+        if (s >= 0) {
+            tls_diags++;
+            sp_supp_hit(s, SP_RUNTIME_ERROR);
+            pthread_setcancelstate(cancel, NULL);
+            return;
+        }
+    }
     if (print)
         write_all(buf, o);
     if (counted) {
         buf[o - 1] = '\0';
-        count_code(SP_RUNTIME_ERROR);
+        count_code(SP_RUNTIME_ERROR, 1);
         keep_violation(SP_RUNTIME_ERROR, buf + at, sp_site_capture(), NULL);
     }
     pthread_setcancelstate(cancel, NULL);
@@ -434,21 +449,68 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
     sp_site_free(here);
 }
 
+/* gen_suppressions=1: the line that would silence this diagnostic. A leak
+ * is named by where it was registered (its "at" stack is the exit path),
+ * anything else by where it happened first. */
+static void print_generated(sp_code c, const sp_site *here, const struct sp_range *r)
+{
+    const sp_site *reg = r ? sp_sites(r)->reg : NULL;
+    const sp_site *stacks[2] = {here, reg};
+    if (c == SP_LEAK_AT_EXIT) {
+        stacks[0] = reg;
+        stacks[1] = here;
+    }
+    char line[SP_SUPP_PATTERN_MAX + 64];
+    if (sp_supp_generate(c, stacks, 2, self_lo, self_hi, line, sizeof(line)) == 0)
+        log_counted("gen-suppressions", "%s", line);
+    else
+        log_counted("gen-suppressions",
+                    "no frame outside safepin and the runtime libraries to name (backtrace=%ld); "
+                    "'%s:*' would silence every %s",
+                    sp_opt.backtrace, code_table[c].name, code_table[c].name);
+}
+
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
 {
+    sp_supp_flush(); /* what is wrong in the suppressions files comes first */
+    /* leak_check=off: nothing said, nothing counted. */
+    if (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF)
+        return;
     int cancel; /* symbolizing reads, polls and waits: cancellation points */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    uint64_t nth = count_code(c);
+
+    /* Suppressed: counted as such, by suppression, and nothing else. */
+    sp_site *here = NULL;
+    if (sp_supp_wanted(c)) {
+        here = sp_site_capture();
+        const sp_site *stacks[2] = {here, r ? sp_sites(r)->reg : NULL};
+        int s = sp_supp_match(c, stacks, 2);
+        if (s >= 0) {
+            tls_diags++; /* safepin has had its say about this call */
+            sp_supp_hit(s, c);
+            sp_site_free(here);
+            pthread_setcancelstate(cancel, NULL);
+            return;
+        }
+    }
+
+    /* leak_check=report: a leak is printed and counted, not a violation. */
+    int violation = code_table[c].violation &&
+                    !(c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_REPORT);
+    uint64_t nth = count_code(c, violation);
 
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    if (c == SP_LEAK_AT_EXIT && !violation) {
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof(msg) - l, " (leak_check=report: not a violation)");
+    }
 
     int print = code_table[c].level <= sp_opt.log_level && nth <= (uint64_t)sp_opt.max_repeats;
-    sp_site *here = NULL;
-    if (print || code_table[c].violation)
+    if (!here && (print || violation))
         here = sp_site_capture();
 
     if (print) {
@@ -463,12 +525,14 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
             const sp_site *s = sp_sites(r)->unreg;
             print_pcs("unregistered/freed at", s->pc, s->n, s->tid);
         }
+        if (violation && sp_opt.gen_suppressions)
+            print_generated(c, here, r);
         if (nth == (uint64_t)sp_opt.max_repeats)
             log_counted(code_table[c].name,
                         "further reports of this code are counted, not printed");
     }
 
-    if (code_table[c].violation)
+    if (violation)
         keep_violation(c, msg, here, r);
     else
         sp_site_free(here);
@@ -595,6 +659,35 @@ static int report_wanted(void)
     return 0;
 }
 
+/* The leak policy and what suppressions silenced: in all, by code, and by
+ * suppression (those used, in the order they were read). */
+static void write_suppressed(FILE *f)
+{
+    fprintf(f, "  \"leak_check\": ");
+    json_str(f, sp_opt.leak_check);
+    fprintf(f, ",\n  \"suppressed_total\": %llu,\n  \"suppressed\": {",
+            (unsigned long long)sp_supp_suppressed_total());
+    for (int c = 0, n = 0; c < SP_CODE_COUNT; c++)
+        if (sp_supp_suppressed_code(c))
+            fprintf(f, "%s\"%s\": %llu", n++ ? ", " : "", code_table[c].name,
+                    (unsigned long long)sp_supp_suppressed_code(c));
+    fprintf(f, "},\n  \"suppressions_used\": [");
+    int n = 0;
+    for (int i = 0; i < sp_supp_count(); i++) {
+        const sp_supp *e = sp_supp_get(i);
+        uint64_t hits = __atomic_load_n(&e->hits, __ATOMIC_RELAXED);
+        if (!hits)
+            continue;
+        fprintf(f, "%s\n    {\"code\": \"%s\", \"pattern\": ", n++ ? "," : "",
+                e->code == SP_SUPP_CODE_ANY ? "*" : code_table[e->code].name);
+        json_str(f, e->pattern);
+        fprintf(f, ", \"file\": ");
+        json_str(f, e->is_default ? "default" : sp_supp_source(e->source));
+        fprintf(f, ", \"line\": %u, \"count\": %llu}", e->line, (unsigned long long)hits);
+    }
+    fprintf(f, "%s],\n", n ? "\n  " : "");
+}
+
 static void write_report(int exit_status, double p50, double p90, double p99, double max,
                          uint64_t nlat)
 {
@@ -630,6 +723,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         fprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,
                 (unsigned long long)sp_stat.code_count[c]);
     fprintf(f, "},\n");
+    write_suppressed(f);
     fprintf(f, "  \"release_latency_us\": {\"count\": %llu, \"p50\": %.1f, \"p90\": %.1f, "
                "\"p99\": %.1f, \"max\": %.1f},\n",
             (unsigned long long)nlat, p50, p90, p99, max);
@@ -667,6 +761,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
 
 void sp_diag_finish(int exit_status)
 {
+    sp_supp_flush();
     uint64_t n = __atomic_load_n(&lat_n, __ATOMIC_RELAXED);
     if (n > SP_LAT_MAX)
         n = SP_LAT_MAX;
@@ -675,8 +770,10 @@ void sp_diag_finish(int exit_status)
     double p50, p90, p99, max;
     pct(copy, n, &p50, &p90, &p99, &max);
 
+    /* What the shipped default suppressions silence is not worth a summary
+     * of its own; what the user's silence is. */
     int noteworthy = sp_violations() || sp_stat.deferred_frees || sp_stat.deferred_unmaps ||
-                     sp_stat.revived || sp_stat.waits_for_release;
+                     sp_stat.revived || sp_stat.waits_for_release || sp_supp_suppressed_user();
     if (sp_opt.summary && (noteworthy || sp_opt.log_level >= SP_LOG_INFO)) {
         sp_log(SP_LOG_ERROR, "summary",
                "%llu registrations (%llu nested, %llu revived), %llu releases completed, "
@@ -701,8 +798,23 @@ void sp_diag_finish(int exit_status)
                 break;
             o += (size_t)w;
         }
-        sp_log(SP_LOG_ERROR, "summary", "%llu violations%s%s",
-               (unsigned long long)sp_violations(), o ? ": " : "", o ? line : "");
+        char supp[64] = "";
+        if (sp_supp_suppressed_total())
+            snprintf(supp, sizeof(supp), " (%llu suppressed)",
+                     (unsigned long long)sp_supp_suppressed_total());
+        sp_log(SP_LOG_ERROR, "summary", "%llu violations%s%s%s",
+               (unsigned long long)sp_violations(), supp, o ? ": " : "", o ? line : "");
+        /* As LSan's "Suppressions used": count and line, where it was read. */
+        for (int i = 0; i < sp_supp_count(); i++) {
+            const sp_supp *e = sp_supp_get(i);
+            uint64_t hits = __atomic_load_n(&e->hits, __ATOMIC_RELAXED);
+            if (hits)
+                sp_log(SP_LOG_ERROR, "summary", "suppression used: %llu x %s:%s (%s:%u)",
+                       (unsigned long long)hits,
+                       e->code == SP_SUPP_CODE_ANY ? "*" : code_table[e->code].name, e->pattern,
+                       e->is_default ? "default suppressions" : sp_supp_source(e->source),
+                       e->line);
+        }
     }
     if (!report_file[0] && sp_opt.report[0]) /* finishing without sp_diag_init */
         make_absolute(sp_opt.report, report_file, sizeof(report_file));
@@ -732,6 +844,7 @@ void sp_diag_fork_child(void)
     kept_n = 0;
     pthread_mutex_init(&kept_lock, NULL);
     sp_history_fork_child();
+    sp_supp_fork_child();
     lat_n = 0;
     if (strstr(log_file, "%p")) {
         int fd = log_fd;

@@ -11,7 +11,7 @@
 
 sp_options sp_opt;
 
-enum opt_type { OPT_INT, OPT_STR, OPT_ENUM };
+enum opt_type { OPT_INT, OPT_STR, OPT_ENUM, OPT_LIST };
 
 typedef struct opt_desc {
     const char *name;
@@ -35,6 +35,7 @@ static const opt_desc opt_table[] = {
 static const char *const log_words[] = {"error", "warn", "info", "debug", NULL};
 static const char *const unregister_words[] = {"ordered", "async", "sync", NULL};
 static const char *const hold_words[] = {"auto", "on", "off", NULL};
+static const char *const leak_words[] = {"strict", "report", "off", NULL};
 
 static const char *const *enum_words(const opt_desc *d)
 {
@@ -44,6 +45,8 @@ static const char *const *enum_words(const opt_desc *d)
         return unregister_words;
     if (strcmp(d->name, "hold") == 0)
         return hold_words;
+    if (strcmp(d->name, "leak_check") == 0)
+        return leak_words;
     return NULL;
 }
 
@@ -102,6 +105,20 @@ static int apply(const char *key, size_t klen, const char *val, size_t vlen)
         if (strlen(d->name) != klen || strncmp(d->name, key, klen) != 0)
             continue;
         char *field = (char *)&sp_opt + d->offset;
+        if (d->type == OPT_LIST) {
+            /* Each value is added to those given before ('\n' between). */
+            size_t used = strlen(field), sep = used && vlen ? 1 : 0;
+            if (used + sep + vlen >= SP_OPT_LIST_MAX) {
+                sp_log(SP_LOG_WARN, "options", "'%s=%.*s' ignored: the values of '%s' exceed %d characters in all",
+                       d->name, (int)vlen, val, d->name, SP_OPT_LIST_MAX - 1);
+                return 1;
+            }
+            if (sep)
+                field[used++] = '\n';
+            memcpy(field + used, val, vlen);
+            field[used + vlen] = '\0';
+            return 0;
+        }
         char buf[SP_OPT_STR_MAX], def[SP_OPT_STR_MAX];
         print_default(d, def, sizeof(def));
         if (vlen >= sizeof(buf)) {
@@ -174,6 +191,7 @@ int sp_options_parse(const char *spec)
     }
     sp_opt.log_level = enum_index(log_words, sp_opt.log);
     sp_opt.unreg_mode = enum_index(unregister_words, sp_opt.unregister);
+    sp_opt.leak_mode = enum_index(leak_words, sp_opt.leak_check);
     /* The old spelling counts only where the new one was not given. */
     if (sp_opt.sync_unregister && !unregister_given)
         sp_opt.unreg_mode = SP_UNREG_SYNC;
@@ -185,9 +203,18 @@ void sp_options_print(void)
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const opt_desc *d = &opt_table[i];
         const char *field = (const char *)&sp_opt + d->offset;
-        if (d->type == OPT_INT)
+        if (d->type == OPT_INT) {
             sp_log(SP_LOG_ERROR, "options", "%s=%ld  (%s)", d->name, *(const long *)field, d->desc);
-        else
+        } else if (d->type == OPT_LIST) {
+            /* One line per value. */
+            const char *p = field;
+            do {
+                const char *nl = strchr(p, '\n');
+                int len = nl ? (int)(nl - p) : (int)strlen(p);
+                sp_log(SP_LOG_ERROR, "options", "%s=%.*s  (%s)", d->name, len, p, d->desc);
+                p = nl ? nl + 1 : NULL;
+            } while (p);
+        } else
             sp_log(SP_LOG_ERROR, "options", "%s=%s  (%s)", d->name, field, d->desc);
     }
 }

@@ -9,19 +9,23 @@ extern "C" {
 #endif
 
 #define SP_OPT_STR_MAX 256
+#define SP_OPT_LIST_MAX 4096
 
 typedef struct sp_options {
 #define SP_OPT_INT(name) long name;
 #define SP_OPT_STR(name) char name[SP_OPT_STR_MAX];
 #define SP_OPT_ENUM(name) char name[SP_OPT_STR_MAX];
+#define SP_OPT_LIST(name) char name[SP_OPT_LIST_MAX];
 #define SP_OPT(type, name, def, lo, hi, desc) SP_OPT_##type(name)
 #include "options.inc"
 #undef SP_OPT
 #undef SP_OPT_INT
 #undef SP_OPT_STR
 #undef SP_OPT_ENUM
+#undef SP_OPT_LIST
     int log_level;          /* derived from log */
     int unreg_mode;         /* derived from unregister (and sync_unregister) */
+    int leak_mode;          /* derived from leak_check */
 } sp_options;
 
 enum { SP_LOG_ERROR = 0, SP_LOG_WARN = 1, SP_LOG_INFO = 2, SP_LOG_DEBUG = 3 };
@@ -31,6 +35,13 @@ enum {
     SP_UNREG_ORDERED = 0, /* the device work enqueued before it (the default) */
     SP_UNREG_ASYNC = 1,   /* nothing */
     SP_UNREG_SYNC = 2,    /* its own release (the real unregister) */
+};
+
+/* leak_check=: what a registration still live at exit is. */
+enum {
+    SP_LEAK_STRICT = 0, /* a violation (the default) */
+    SP_LEAK_REPORT = 1, /* printed and counted, not a violation */
+    SP_LEAK_OFF = 2,    /* nothing said */
 };
 
 extern sp_options sp_opt;

@@ -393,3 +393,6 @@ check "fork: during symbolization, no pipe leaks into the child and no lock bloc
 
 # ---- how a run ends: exit paths, the drain before teardown, dlclose ------------
 bash tests/diag/lifetime.sh
+
+# ---- suppressions, gen_suppressions, default suppressions, leak_check (issue 27) ----
+bash tests/diag/suppressions.sh

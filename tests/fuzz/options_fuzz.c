@@ -5,8 +5,9 @@
  * For any input (made a C string), sp_options_parse must not crash or read
  * out of bounds (ASan, UBSan), and the options it leaves must be valid:
  *  - every INT option within its [min, max], every ENUM option one of its
- *    words (log_level and unreg_mode derived from them), every STR option a
- *    terminated string shorter than SP_OPT_STR_MAX;
+ *    words (log_level, unreg_mode and leak_mode derived from them), every
+ *    STR option a terminated string shorter than SP_OPT_STR_MAX, every LIST
+ *    option one shorter than SP_OPT_LIST_MAX;
  *  - parsing is a function of the spec: the same spec twice, the same
  *    options;
  *  - the options written back as "k=v:k=v..." parse with no problem to the
@@ -44,16 +45,22 @@ static void check_valid(void)
     if (!memchr(sp_opt.name, 0, SP_OPT_STR_MAX))                                   \
         FAIL("%s is not terminated", #name);
 #define SP_OPT_ENUM(name, lo, hi) SP_OPT_STR(name, lo, hi)
+#define SP_OPT_LIST(name, lo, hi)                                                  \
+    if (!memchr(sp_opt.name, 0, SP_OPT_LIST_MAX))                                  \
+        FAIL("%s is not terminated", #name);
 #define SP_OPT(type, name, def, lo, hi, desc) SP_OPT_##type(name, lo, hi)
 #include "options.inc"
 #undef SP_OPT
 #undef SP_OPT_INT
 #undef SP_OPT_STR
 #undef SP_OPT_ENUM
+#undef SP_OPT_LIST
     if (sp_opt.log_level < SP_LOG_ERROR || sp_opt.log_level > SP_LOG_DEBUG)
         FAIL("log=%s gives log_level %d", sp_opt.log, sp_opt.log_level);
     if (sp_opt.unreg_mode < SP_UNREG_ORDERED || sp_opt.unreg_mode > SP_UNREG_SYNC)
         FAIL("unregister=%s gives unreg_mode %d", sp_opt.unregister, sp_opt.unreg_mode);
+    if (sp_opt.leak_mode < SP_LEAK_STRICT || sp_opt.leak_mode > SP_LEAK_OFF)
+        FAIL("leak_check=%s gives leak_mode %d", sp_opt.leak_check, sp_opt.leak_mode);
 }
 
 /* Field by field (string fields up to their terminator). */
@@ -62,13 +69,16 @@ static int same(const sp_options *a, const sp_options *b)
 #define SP_OPT_INT(name) if (a->name != b->name) return 0;
 #define SP_OPT_STR(name) if (strcmp(a->name, b->name) != 0) return 0;
 #define SP_OPT_ENUM(name) SP_OPT_STR(name)
+#define SP_OPT_LIST(name) SP_OPT_STR(name)
 #define SP_OPT(type, name, def, lo, hi, desc) SP_OPT_##type(name)
 #include "options.inc"
 #undef SP_OPT
 #undef SP_OPT_INT
 #undef SP_OPT_STR
 #undef SP_OPT_ENUM
-    return a->log_level == b->log_level && a->unreg_mode == b->unreg_mode;
+#undef SP_OPT_LIST
+    return a->log_level == b->log_level && a->unreg_mode == b->unreg_mode &&
+           a->leak_mode == b->leak_mode;
 }
 
 /* The options as a spec: every option, k=v, ':'-separated. */
@@ -79,12 +89,15 @@ static size_t write_back(char *out, size_t n)
 #define SP_OPT_INT(name) PUT("%s=%ld:", #name, sp_opt.name);
 #define SP_OPT_STR(name) PUT("%s=%s:", #name, sp_opt.name);
 #define SP_OPT_ENUM(name) SP_OPT_STR(name)
+/* A list's values, '\n' between them, as one value: it parses back to the same. */
+#define SP_OPT_LIST(name) if (sp_opt.name[0]) PUT("%s=%s:", #name, sp_opt.name);
 #define SP_OPT(type, name, def, lo, hi, desc) SP_OPT_##type(name)
 #include "options.inc"
 #undef SP_OPT
 #undef SP_OPT_INT
 #undef SP_OPT_STR
 #undef SP_OPT_ENUM
+#undef SP_OPT_LIST
 #undef PUT
     return len;
 }

@@ -104,6 +104,7 @@ drwxr-xr-x root/root /usr/share/doc/safepin/
 -rw-r--r-- root/root /usr/share/doc/safepin/README.md.gz
 -rw-r--r-- root/root /usr/share/doc/safepin/changelog.gz
 -rw-r--r-- root/root /usr/share/doc/safepin/copyright
+-rw-r--r-- root/root /usr/share/doc/safepin/default.supp
 drwxr-xr-x root/root /usr/share/man/
 drwxr-xr-x root/root /usr/share/man/man1/
 -rw-r--r-- root/root /usr/share/man/man1/safepin-smoke.1.gz
@@ -130,6 +131,9 @@ dpkg --root="$R" --verify safepin >"$TMP/verify.out" 2>&1
 vrc=$?
 check "dpkg --verify: installed files match the package's md5sums" "exit $vrc; $(head -3 "$TMP/verify.out")" \
     bash -c '[ "$1" -eq 0 ] && [ ! -s "$2" ]' _ "$vrc" "$TMP/verify.out"
+check "package: the default suppressions' text is diag/default.supp (the library carries them compiled in)" \
+    "$(diff diag/default.supp "$R/usr/share/doc/safepin/default.supp" 2>&1 | head -3 | tr '\n' ' ')" \
+    cmp -s diag/default.supp "$R/usr/share/doc/safepin/default.supp"
 check "the installed files are the package's files" "dpkg -L differs from dpkg-deb -c" \
     bash -c 'diff <(dpkg --root="$1" -L safepin | grep -v "^/\.$" | LC_ALL=C sort) \
                   <(awk "{print \$3}" "$2" | sed "s|/$||" | grep -v "^$" | LC_ALL=C sort) >/dev/null' _ "$R" "$TMP/list"
@@ -265,6 +269,7 @@ irc=$?
 cat >"$TMP/inst.want" <<EOF
 644 ./opt/safepin/lib/libsafepin.so
 644 ./opt/safepin/lib/safepin/simhip/libamdhip64.so.5
+644 ./opt/safepin/share/doc/safepin/default.supp
 644 ./opt/safepin/share/man/man1/safepin-smoke.1
 644 ./opt/safepin/share/man/man1/safepin.1
 755 ./opt/safepin/bin/safepin
