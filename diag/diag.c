@@ -691,9 +691,17 @@ static void write_suppressed(FILE *f)
 static void write_report(int exit_status, double p50, double p90, double p99, double max,
                          uint64_t nlat)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
     expand_path(report_file, path, sizeof(path));
-    FILE *f = fopen(path, "w");
+    /* Written aside and renamed into place: a report is whole or absent,
+     * even when two processes (a parent and its forked child, without %p in
+     * report=) finish at once; the last one to finish is the one kept.
+     * Anything but a regular file (a device, a pipe) is written in place. */
+    struct stat st;
+    int aside = stat(path, &st) != 0 || S_ISREG(st.st_mode);
+    if (aside)
+        snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(aside ? tmp : path, "w");
     if (!f) {
         sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(errno));
         return;
@@ -755,8 +763,13 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     int err = ferror(f) ? (errno ? errno : EIO) : 0;
     if (fclose(f) != 0 && !err)
         err = errno ? errno : EIO;
-    if (err)
+    if (!err && aside && rename(tmp, path) != 0)
+        err = errno ? errno : EIO;
+    if (err) {
+        if (aside)
+            unlink(tmp);
         sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(err));
+    }
 }
 
 void sp_diag_finish(int exit_status)

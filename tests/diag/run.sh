@@ -391,6 +391,21 @@ out=$(PATH="$T/a2l-slow:$PATH" A2L_DELAY=0.05 run_sp "$ABS_PROG" fork-symbolize 
 [ "$(echo "$out" | grep -c "safepin: unregister-unknown")" -ge 40 ] || why="$why; children's diagnostics missing"
 check "fork: during symbolization, no pipe leaks into the child and no lock blocks it" "$why"
 
+# Issue 21 (break-it): report= without %p, a parent and its forked child
+# that both have something to say and finish close together: the file is
+# one whole report (written aside and renamed), never two interleaved.
+why=
+for i in 1 2 3; do
+    rm -f "$T/fork-report.json"
+    SAFEPIN_OPTIONS="report=$T/fork-report.json:log=error:summary=0" \
+        LD_PRELOAD="$LIB" LD_LIBRARY_PATH="$BUILD/simhip" timeout 60 \
+        "$BUILD/tests/legacy/fork_pending_child" >/dev/null 2>&1 || why="$why; run $i: exit $?"
+    python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/fork-report.json" 2>/dev/null ||
+        why="$why; run $i: the report is not one JSON document"
+    ls "$T"/fork-report.json.*.tmp >/dev/null 2>&1 && why="$why; run $i: a temporary file was left"
+done
+check "report: a parent and its forked child write report= (no %p): one whole report" "$why"
+
 # ---- how a run ends: exit paths, the drain before teardown, dlclose ------------
 bash tests/diag/lifetime.sh
 
