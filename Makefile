@@ -298,7 +298,7 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h simcuda/unmodelled.inc $(SC_LIB
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/legacy_fork.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 

@@ -14,26 +14,9 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include "legacy.h"
+#include "legacy_fork.h"
 
 #define BLOCK (1u << 20)
-
-static int wait_child(pid_t c, const char *what)
-{
-    int st = 0;
-    if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "%s: child failed (status 0x%x%s)\n", what, st,
-                WIFSIGNALED(st) ? ", killed by a signal" : "");
-        (*legacy_failures())++;
-        return 0;
-    }
-    return 1;
-}
-
-static void busy(hipStream_t s)
-{
-    static struct kargs slow = { .work_us = 100 * 1000 };
-    CHECK(simhipLaunchKernel(s, add_kernel, &slow));
-}
 
 static void freed(hipStream_t s)
 {
@@ -45,7 +28,7 @@ static void freed(hipStream_t s)
     volatile uintptr_t page_at = ((uintptr_t)b + 4095) & ~(uintptr_t)4095;
     memset(b, 1, BLOCK);
     CHECK(hipHostRegister(b, BLOCK, 0));
-    busy(s);
+    legacy_busy(s, 100 * 1000);
     CHECK(hipHostUnregister(b));
     free(b);
     fflush(NULL);
@@ -61,7 +44,7 @@ static void freed(hipStream_t s)
         }
         _exit(0);
     }
-    wait_child(c, "freed");
+    legacy_wait_child(c, "freed");
 }
 
 int main(void)

@@ -20,28 +20,11 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include "legacy.h"
+#include "legacy_fork.h"
 
 #define OWN (64u << 10)
 
 static void *live; /* registered by the parent throughout */
-
-static int wait_child(pid_t c, const char *what)
-{
-    int st = 0;
-    if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "%s: child failed (status 0x%x%s)\n", what, st,
-                WIFSIGNALED(st) ? ", killed by a signal" : "");
-        (*legacy_failures())++;
-        return 0;
-    }
-    return 1;
-}
-
-static void busy(hipStream_t s)
-{
-    static struct kargs slow = { .work_us = 100 * 1000 };
-    CHECK(simhipLaunchKernel(s, add_kernel, &slow));
-}
 
 static void pending(hipStream_t s)
 {
@@ -49,7 +32,7 @@ static void pending(hipStream_t s)
     if (!p || !never)
         exit(2);
     CHECK(hipHostRegister(p, OWN, 0));
-    busy(s);
+    legacy_busy(s, 100 * 1000);
     CHECK(hipHostUnregister(p));
     fflush(NULL);
     pid_t c = fork();
@@ -68,7 +51,7 @@ static void pending(hipStream_t s)
         }
         _exit(hipHostRegister(p, OWN, 0) == hipSuccess && hipHostUnregister(p) == hipSuccess ? 0 : 1);
     }
-    wait_child(c, "pending");
+    legacy_wait_child(c, "pending");
     free(p);
     free(never);
 }
@@ -108,7 +91,7 @@ static void threads(void)
         }
         exit(bad);
     }
-    wait_child(c, "threads");
+    legacy_wait_child(c, "threads");
 }
 
 static int exec_child(void)
@@ -128,7 +111,7 @@ static void exec_it(void)
         execl("/proc/self/exe", "fork_inherit", "exec", (char *)NULL);
         _exit(127);
     }
-    wait_child(c, "exec");
+    legacy_wait_child(c, "exec");
 }
 
 int main(int argc, char **argv)
