@@ -701,7 +701,11 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     int aside = stat(path, &st) != 0 || S_ISREG(st.st_mode);
     if (aside)
         snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-    FILE *f = fopen(aside ? tmp : path, "w");
+    /* Never blocking: a FIFO nobody reads is refused (ENXIO), not waited on. */
+    int fd = open(aside ? tmp : path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f)
+        close(fd);
     if (!f) {
         sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(errno));
         return;

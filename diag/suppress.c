@@ -16,7 +16,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The most of a suppressions file read. */
+#define SUPP_FILE_MAX ((size_t)16 << 20)
 
 static const char default_text[] = ""
 #include "default_supp.inc"
@@ -239,9 +243,18 @@ static int load_file(const char *path)
     memcpy(abs + l, path, pl);
     abs[l + pl] = '\0';
 
-    int fd = open(abs, O_RDONLY | O_CLOEXEC);
+    /* Non-blocking and regular files only: every process that loads the
+     * library reads the file at start, and a FIFO, a device or a terminal
+     * could keep it waiting (or reading) forever. */
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         note("cannot read suppressions file '%s': %s", abs, strerror(errno));
+        return 1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        note("suppressions file '%s' is not a regular file: ignored", abs);
+        close(fd);
         return 1;
     }
     int src = add_source(abs);
@@ -256,7 +269,15 @@ static int load_file(const char *path)
     size_t ll = 0;
     int bad = 0, err = 0;
     unsigned lineno = 0;
+    size_t total = 0;
     for (;;) {
+        if (total >= SUPP_FILE_MAX) {
+            /* A file that never ends (/proc files say size 0). */
+            note("suppressions file '%s': more than %u MiB; the rest ignored", abs,
+                 (unsigned)(SUPP_FILE_MAX >> 20));
+            bad++;
+            break;
+        }
         ssize_t r = read(fd, buf, sizeof(buf));
         if (r < 0 && errno == EINTR)
             continue;
@@ -264,6 +285,7 @@ static int load_file(const char *path)
             err = errno;
         if (r <= 0)
             break;
+        total += (size_t)r;
         for (ssize_t i = 0; i < r; i++) {
             if (buf[i] == '\n') {
                 bad += parse_line(line, ll, src, abs, ++lineno, 0);

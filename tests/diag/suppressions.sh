@@ -235,3 +235,20 @@ out=$("$S" --sim --lib "$LIB" --junit "$T/j.xml" --suppressions "$T/lib.supp" --
 out=$("$S" --sim --lib "$LIB" --junit "$T/j.xml" --options leak_check=report -- "$HIP" keep 2>&1); rc=$?
 [ $rc -eq 0 ] || why="$why; leak_check=report: smoke exit $rc: $out"
 check "safepin-smoke: --suppressions passed on; leaks under leak_check=report are not violations" "$why"
+
+# ---- a suppressions file or report that never ends, or never opens (break-it) -----------------------
+# Every process that loads the library reads suppressions= at start: a FIFO
+# nobody writes, /dev/zero or a /proc file that never ends must not hold it.
+# A report= FIFO nobody reads is refused at exit, not waited on.
+why=
+mkfifo "$T/fifo"
+for f in "$T/fifo" /dev/zero /proc/self/pagemap; do
+    SAFEPIN_OPTIONS="suppressions=$f" LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout -s KILL 30 "$HIP" clean >"$T/out" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -qx OK "$T/out" || why="$why; suppressions=$f: exit $rc"
+    grep -qE "suppressions file '$f'( is not a regular file|: more than)" "$T/out" || why="$why; suppressions=$f: not said"
+done
+hip "report=$T/fifo" keep; rc=$?
+[ $rc -eq 0 ] || why="$why; report= a FIFO: exit $rc"
+grep -q "cannot write report '$T/fifo'" "$T/out" || why="$why; report= a FIFO: not said"
+check "suppressions: a FIFO, /dev/zero or an endless /proc file is refused at once; a report FIFO too" "$why"
