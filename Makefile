@@ -57,7 +57,9 @@ INC_diag      := -Idiag $(INC_registry)
 INC_runtime   := -Iruntime $(INC_diag)
 INC_streams   := -Istreams $(INC_runtime)
 INC_reaper    := -Ireaper $(INC_streams)
-INC_interpose := -Iinterpose -Icuda $(INC_reaper)
+INC_core      := -Icore $(INC_reaper)
+INC_interpose := -Iinterpose -Ihip -Icuda $(INC_core)
+INC_hip       := $(INC_interpose)
 INC_cuda      := $(INC_interpose)
 INC_simhip    := -Isimhip
 INC_simcuda   := -Isimcuda -Isimhip
@@ -65,12 +67,15 @@ INC           := $(INC_interpose) -Isimhip
 inc_for = $(INC_$(firstword $(subst /, ,$(1))))
 
 # ---- libsafepin ---------------------------------------------------------
-LIB_DIRS  := util registry diag runtime streams reaper interpose cuda
-CORE_SRC  := $(filter-out interpose/shims.c cuda/cuda_shims.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+LIB_DIRS  := util registry diag runtime streams reaper core hip cuda interpose
+SHIM_SRC  := interpose/shims.c hip/hip_shims.c cuda/cuda_shims.c
+CORE_SRC  := $(filter-out $(SHIM_SRC),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
-SHIM_OBJ  := $(B)/obj/interpose/shims.o $(B)/obj/cuda/cuda_shims.o
+SHIM_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(SHIM_SRC))
 LIB       := $(B)/libsafepin.so
 CORE_A    := $(B)/libsafepin_core.a
+# The core alone: what names no runtime (tests/unit-core links only these).
+CORE_ONLY_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard $(addsuffix /*.c,util registry diag runtime streams reaper core)))
 
 # ---- simhip ---------------------------------------------------------------
 SIM_SRC   := $(wildcard simhip/*.c)
@@ -110,6 +115,8 @@ SIMT_BIN   := $(B)/tests/simhip_tests
 SONAME_SRC := $(wildcard tests/soname/*.c)
 SONAME_BIN := $(foreach v,6 7,$(patsubst tests/soname/%.c,$(B)/tests/soname/%.so$(v),$(SONAME_SRC)))
 MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
+UCORE_SRC  := $(wildcard tests/unit-core/*.cc)
+UCORE_BIN  := $(B)/tests/unit_core_tests
 UCUDA_SRC  := $(wildcard tests/unit-cuda/*.cc)
 UCUDA_BIN  := $(B)/tests/unit_cuda_tests
 SCT_SRC    := $(wildcard tests/simcuda/*.cc)
@@ -127,7 +134,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb wheel clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(UCORE_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -375,6 +382,12 @@ $(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
+# The core alone (no face, no interposition) driven by a toy runtime.
+$(UCORE_BIN): $(UCORE_SRC) $(CORE_ONLY_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_core) $(UCORE_SRC) -o $@ $(CORE_ONLY_OBJ) -lgtest -lgtest_main \
+	  $(LDFLAGS) -ldl
+
 # The soak (make soak): safepin's logic called directly, to read its tables.
 SOAK_BIN := $(B)/tests/soak/soak
 $(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
@@ -402,7 +415,7 @@ $(B)/bench/libfloor.so: bench/floor/floor.c
 
 # What the sanitizer suites run: the library, simhip, unit tests, legacy
 # programs, simcuda's tests.
-san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(LEGACY_BIN) $(SCT_BIN) $(SC_LIB) $(UCUDA_BIN)
+san-all: $(LIB) $(SIM_LIB) $(UNIT_BIN) $(UCORE_BIN) $(LEGACY_BIN) $(SCT_BIN) $(SC_LIB) $(UCUDA_BIN)
 
 san-builds: deps
 	$(MAKE) -j2 SAN=asan san-all

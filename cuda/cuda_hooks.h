@@ -13,6 +13,12 @@
 extern "C" {
 #endif
 
+/* The CUDA driver's slot (runtime.h). */
+#define SP_RT_CUDA 1
+
+/* Registers the CUDA table with the core (cuda_ops.c). Once, at start-up. */
+void sp_cuda_face_init(void);
+
 typedef sp_CUresult (*sp_cu_register_fn)(void *, size_t, unsigned int);
 typedef sp_CUresult (*sp_cu_begin_fn)(sp_CUstream, int);
 typedef sp_CUresult (*sp_cu_begin1_fn)(sp_CUstream);
@@ -28,7 +34,7 @@ typedef sp_CUresult (*sp_cu_ctx_create3_fn)(sp_CUcontext *, void *, int, unsigne
 typedef sp_CUresult (*sp_cu_ctx_create4_fn)(sp_CUcontext *, void *, unsigned int, sp_CUdevice);
 typedef sp_CUresult (*sp_cu_retain_fn)(sp_CUcontext *, sp_CUdevice);
 
-/* memory (cuda_hooks.c) */
+/* memory, queries, copies (cuda_hooks.c) */
 sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *p, size_t size,
                                 unsigned int flags);
 sp_CUresult sp_cu_host_unregister(void *p);

@@ -1,17 +1,21 @@
 /*
- * cuda_ops.c - the CUDA driver's side of runtime.h: what the reaper and the
- * stream tracker call in CUDA. Places are contexts; the reaper thread has
- * no context of its own, so every call that needs one is made with the
- * range's or the stream's context current.
+ * cuda_ops.c - the CUDA driver's table (runtime.h): what the core calls in
+ * CUDA, its codes (measured on the H200, DESIGN section 3) and its policy.
+ * Places are contexts; the reaper thread has no context of its own, so
+ * every call that needs one is made with the range's or the stream's
+ * context current.
  */
+#include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "diag.h"
+#include "interpose.h"
 #include "runtime.h"
 #include "streams.h"
 #include "util.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
-
-extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 static int cu_present(void) { return sp_cu_active(); }
 
@@ -196,6 +200,68 @@ static int cu_scan_places(void **v, int cap)
     return k;
 }
 
+/* The program's calls, as made. */
+static int cu_host_unregister(void *p)
+{
+    return SP_CU_REAL(cuMemHostUnregister) ? sp_cu.cuMemHostUnregister(p)
+                                           : SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+static int cu_device_free(void *p)
+{
+    return SP_CU_REAL(cuMemFree_v2) ? sp_cu.cuMemFree_v2((sp_CUdeviceptr)(uintptr_t)p)
+                                    : SP_CUDA_ERROR_NOT_INITIALIZED;
+}
+
+static int cu_where(void **place, int *device)
+{
+    *place = sp_cu_current_ctx();
+    if (device) {
+        sp_CUdevice dev = 0;
+        if (!sp_cu.cuCtxGetDevice || sp_cu.cuCtxGetDevice(&dev) != SP_CUDA_SUCCESS)
+            dev = 0;
+        *device = dev;
+    }
+    return 0;
+}
+
+/* 1 if the driver already knows p (cuMemHostAlloc, or registered where
+ * safepin did not see it). */
+static int cu_knows(const void *p)
+{
+    if (!sp_cu.cuPointerGetAttribute)
+        return 0;
+    unsigned type = 0;
+    int e = sp_cu.cuPointerGetAttribute(&type, SP_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                        (sp_CUdeviceptr)(uintptr_t)p);
+    return e == SP_CUDA_SUCCESS && type != 0;
+}
+
+/* At the first registration the runtime above the driver (a static cudart)
+ * has registered its exit handler, which destroys the context: an atexit
+ * handler registered now runs before it, so the exit drain releases while
+ * the driver still works (the H200 answered CUDA_ERROR_DEINITIALIZED to
+ * releases drained after it). */
+static void add_exit_drain(void) { atexit(sp_exit_drain_early); }
+
+static void cu_registered(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, add_exit_drain);
+}
+
+static const char *cu_code_name(int code)
+{
+    switch (code) {
+    case SP_CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case SP_CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case SP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED";
+    case SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED";
+    case SP_CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
+    default: return "a CUDA error";
+    }
+}
+
 static const char *cu_error_name(int code)
 {
     const char *name = NULL;
@@ -212,29 +278,28 @@ static const int cu_state_errors[] = {
     SP_CUDA_ERROR_UNKNOWN, 0,
 };
 
-const sp_rt_ops sp_cuda_ops = {
-    .name = "CUDA",
-    .unregister_name = "cuMemHostUnregister",
-    .free_name = "cuMemFree_v2",
-    .null_stream = SP_CU_STREAM_LEGACY,
-    .device_wide_unregister = 1,
-    .err_not_registered = SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
-    .err_gone = SP_CUDA_ERROR_DEINITIALIZED,
+/* What the driver lacks: ordinal places (its places are contexts). */
+#define cu_device_count NULL
+#define cu_device_pointer NULL
+
+static const sp_rt_ops cuda_ops = {
+    SP_RT_NAMES("CUDA", "cu", "the driver's", "cuMemHostRegister",
+                "cuMemHostUnregister", "cuMemFree_v2"),
+    SP_RT_CODES(SP_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, SP_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                SP_CUDA_ERROR_INVALID_VALUE, SP_CUDA_ERROR_OUT_OF_MEMORY, SP_CUDA_ERROR_NOT_READY,
+                SP_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                /* an interior unregister */ SP_CUDA_ERROR_INVALID_VALUE,
+                /* a pending range's free in a host function */ SP_CUDA_ERROR_NOT_PERMITTED,
+                /* torn down */ SP_CUDA_ERROR_DEINITIALIZED),
     .state_errors = cu_state_errors,
-    .error_name = cu_error_name,
-    .present = cu_present,
-    .record = cu_record,
-    .event_query = cu_event_query,
-    .event_sync = cu_event_sync,
-    .event_destroy = cu_event_destroy,
-    .stream_query = cu_stream_query,
-    .stream_sync = cu_stream_sync,
-    .stream_destroy = cu_stream_destroy,
-    .stream_capturing = cu_stream_capturing,
-    .exchange_mode = cu_exchange_mode,
-    .get_place = cu_get_place,
-    .set_place = cu_set_place,
-    .scan_places = cu_scan_places,
-    .unregister = cu_unregister,
-    .mem_free = cu_mem_free,
+    .null_stream = SP_CU_STREAM_LEGACY, .per_thread_stream = SP_CU_STREAM_PER_THREAD,
+    /* policy (runtime.h) */
+    .device_wide_unregister = 1, .runtime_refuses_overlap = 1,
+    .nest_note = "; the bare driver answers 712 here", .defer_free_in_host_fn = 0,
+    .defer_destroy_in_host_fn = 0, .serialize_queries = 0,
+    .ordinal_places = 0, .place_current_for_events = 1,
+    .null_stream_breaks_capture = 1,
+    SP_RT_CALLS(cu),
 };
+
+void sp_cuda_face_init(void) { sp_rt_register(SP_RT_CUDA, &cuda_ops); }

@@ -2,6 +2,7 @@
  * cuda_real.c - resolving the real CUDA driver functions (see cuda_real.h).
  */
 #include "cuda_real.h"
+#include "cuda_hooks.h"
 #include "diag.h"
 #include "interpose.h"
 #include "options.h"

@@ -18,33 +18,14 @@
 
 #define SP_EXPORT __attribute__((visibility("default")))
 
-extern __thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
-
-/* As the HIP shims (interpose/shims.c): a hook runs with cancellation
- * disabled (G9), and marks the thread as inside a hook for exit() from a
- * signal handler (init.c). An error answer the program gets passes through,
- * with an api-error line unless safepin said something of its own
- * (api_error.h); rtcall is the runtime call a shared cudart makes of it,
- * named when the call came from there. The caller's address is kept for
- * the diagnostics that name that runtime call. */
-#define SP_HOOK(rtcall, args, call)                                            \
-    do {                                                                       \
-        int old_;                                                              \
-        sp_api_call c_;                                                        \
-        sp_cu_caller = __builtin_return_address(0);                            \
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
-        sp_tls_in_hook++;                                                      \
-        sp_api_enter(&c_);                                                     \
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
-        sp_CUresult e_ = (call);                                               \
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
-        if (e_ != SP_CUDA_SUCCESS)                                             \
-            sp_api_failed(&c_, SP_RT_CUDA, __func__, sp_cu_entry(rtcall), e_,  \
-                          SP_API_ARGS args);                                   \
-        sp_api_leave();                                                        \
-        sp_tls_in_hook--;                                                      \
-        pthread_setcancelstate(old_, NULL);                                    \
-        return e_;                                                             \
+/* As the HIP shims: a hook's body (SP_API_HOOK, api_error.h); rtcall is
+ * the runtime call a shared cudart makes of it, named when the call came
+ * from there. The caller's address is kept for the diagnostics that name
+ * that runtime call. */
+#define SP_HOOK(rtcall, args, call)                                                   \
+    do {                                                                              \
+        sp_cu_caller = __builtin_return_address(0);                                   \
+        SP_API_HOOK(sp_CUresult, SP_RT_CUDA, __func__, sp_cu_entry(rtcall), args, call); \
     } while (0)
 
 SP_EXPORT sp_CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags)

@@ -1,19 +1,20 @@
 /*
- * cuda_streams.c - the CUDA face's stream hooks: creation and destruction
- * (which streams markers must cover, per context), capture begin/end in
- * every form, and the end of a context, which settles that context's ranges
- * first. Host functions are in cuda_hostfn.c.
+ * cuda_streams.c - the CUDA face's stream hooks: creation and destruction,
+ * capture begin/end in every form, host functions (cuLaunchHostFunc,
+ * cuStreamAddCallback), the contexts the program makes, and the end of a
+ * context, which settles that context's ranges first. The logic is the
+ * core's (core.h); the real function of each form, and the primary
+ * contexts' bookkeeping, are CUDA's own. NVIDIA's runtime reaches these
+ * entry points through cuGetProcAddress, so host functions it enqueues are
+ * marked too; what its own calls do inside them is cudart.c's concern.
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "core.h"
 #include "diag.h"
-#include "reaper.h"
-#include "registry.h"
-#include "lock.h"
 #include "runtime.h"
 #include "streams.h"
-
-extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
+#include "util.h"
 
 /* ---- streams -------------------------------------------------------------- */
 
@@ -26,13 +27,7 @@ sp_CUresult sp_cu_stream_create(sp_CUstream *s, unsigned int flags, int priority
                                                     : SP_CUDA_ERROR_NOT_INITIALIZED;
     else
         e = SP_CU_REAL(cuStreamCreate) ? sp_cu.cuStreamCreate(s, flags) : SP_CUDA_ERROR_NOT_INITIALIZED;
-    if (e == SP_CUDA_SUCCESS && s) {
-        sp_CUcontext ctx = sp_cu_current_ctx();
-        sp_lock();
-        sp_streams_add_rt(SP_RT_CUDA, *s, flags, ctx);
-        sp_unlock();
-    }
-    return e;
+    return s ? sp_core_stream_created(SP_RT_CUDA, e, *s, flags) : e;
 }
 
 sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s)
@@ -40,20 +35,10 @@ sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s)
     sp_cu_enter();
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
-    /* The driver refuses it from a host function (800 on the H200) and the
-     * stream lives on, as safepin's table has it: the same answer (G10),
-     * where HIP's destroy there is deferred. */
-    if (sp_tls_in_hostfn)
-        return real(s);
-    if (sp_streams_destroy_rt(SP_RT_CUDA, s)) {
-        /* From a host function: the reaper leaves the tail marker and
-         * destroys the stream. */
-        sp_lock();
-        sp_reaper_poke();
-        sp_unlock();
-        sp_reaper_kick();
+    /* From a host function the driver refuses it (800 on the H200) and the
+     * stream lives on, as safepin's table has it: the same answer (G10). */
+    if (sp_core_stream_destroy(SP_RT_CUDA, s))
         return SP_CUDA_SUCCESS;
-    }
     return real(s);
 }
 
@@ -68,16 +53,12 @@ typedef struct capture_args {
     sp_CUgraph *graph;
 } capture_args;
 
-static int begin_call(void *arg)
+/* The real begin (of its form) or end of a capture, made by the tracker. */
+static int capture_call(void *s, void *arg)
 {
+    (void)s;
     capture_args *a = arg;
-    return a->begin ? a->begin(a->s, a->mode) : a->begin1(a->s);
-}
-
-static int end_call(void *arg)
-{
-    capture_args *a = arg;
-    return a->end(a->s, a->graph);
+    return a->end ? a->end(a->s, a->graph) : a->begin ? a->begin(a->s, a->mode) : a->begin1(a->s);
 }
 
 sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode)
@@ -86,7 +67,7 @@ sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_C
     if (!real && !real1)
         return SP_CUDA_ERROR_NOT_SUPPORTED;
     capture_args a = {real, real1, NULL, s, mode, NULL};
-    return sp_streams_begin_capture_rt(SP_RT_CUDA, s, begin_call, &a);
+    return sp_streams_begin_capture_rt(SP_RT_CUDA, s, capture_call, &a);
 }
 
 sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)
@@ -95,7 +76,7 @@ sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)
     if (!real)
         return SP_CUDA_ERROR_NOT_SUPPORTED;
     capture_args a = {NULL, NULL, real, s, 0, g};
-    return sp_streams_end_capture_rt(SP_RT_CUDA, s, end_call, &a);
+    return sp_streams_end_capture_rt(SP_RT_CUDA, s, capture_call, &a);
 }
 
 /* ---- contexts the program makes ------------------------------------------------ */
@@ -107,11 +88,8 @@ sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)
  * are active (cuda_ops.c). */
 static sp_CUresult ctx_made(sp_CUresult e, sp_CUcontext *pctx)
 {
-    if (e == SP_CUDA_SUCCESS && pctx && *pctx) {
-        sp_lock();
-        sp_streams_add_place(SP_RT_CUDA, *pctx);
-        sp_unlock();
-    }
+    if (e == SP_CUDA_SUCCESS && pctx && *pctx)
+        sp_core_place_made(SP_RT_CUDA, *pctx);
     return e;
 }
 
@@ -155,44 +133,6 @@ sp_CUresult sp_cu_primary_ctx_retain(sp_cu_retain_fn real, sp_CUcontext *pctx, s
 
 /* ---- the end of a context ------------------------------------------------------ */
 
-/* Lock held. Waits until no release of ctx is pending; the hold lets them
- * go at once (sp_reaper_wait_pending counts as a waiter). */
-static void settle_ctx(sp_CUcontext ctx)
-{
-    for (;;) {
-        sp_range *first = NULL;
-        for (sp_range *r = sp_reg_find_overlap(0, SIZE_MAX); r; r = sp_reg_next(r))
-            if (r->rt == SP_RT_CUDA && r->place == ctx && r->state == SP_RANGE_RELEASING) {
-                first = r;
-                break;
-            }
-        if (!first)
-            return;
-        sp_reaper_wait_range(first->base, first->id);
-    }
-}
-
-/* Lock held. The context is gone: its live registrations went with it. */
-static void forget_ctx(sp_CUcontext ctx)
-{
-    for (sp_range *r = sp_reg_find_overlap(0, SIZE_MAX), *next; r; r = next) {
-        next = sp_reg_next(r);
-        if (r->rt != SP_RT_CUDA || r->place != ctx || r->state != SP_RANGE_LIVE || r->registering)
-            continue;
-        sp_log(SP_LOG_INFO, "info",
-               "0x%lx (%zu bytes) was still registered when its context was destroyed: the "
-               "driver dropped the registration with it",
-               (unsigned long)r->base, r->size);
-        sp_history_add(SP_EV_RELEASED, r->base, r->size, NULL);
-        sp_site_free(sp_sites(r)->reg);
-        sp_site_free(sp_sites(r)->unreg);
-        sp_sites(r)->reg = sp_sites(r)->unreg = NULL;
-        sp_reg_remove(r);
-    }
-    sp_streams_drop_place(SP_RT_CUDA, ctx);
-    sp_lock_broadcast();
-}
-
 sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx)
 {
     sp_cu_enter();
@@ -200,15 +140,10 @@ sp_CUresult sp_cu_ctx_destroy(sp_cu_ctx_fn real, sp_CUcontext ctx)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
     if (sp_tls_in_hostfn || !ctx)
         return real(ctx);
-    sp_lock();
-    settle_ctx(ctx);
-    sp_unlock();
+    sp_core_place_ending(SP_RT_CUDA, ctx);
     sp_CUresult e = real(ctx);
-    if (e == SP_CUDA_SUCCESS) {
-        sp_lock();
-        forget_ctx(ctx);
-        sp_unlock();
-    }
+    if (e == SP_CUDA_SUCCESS)
+        sp_core_place_ended(SP_RT_CUDA, ctx);
     return e;
 }
 
@@ -250,19 +185,47 @@ sp_CUresult sp_cu_primary_ctx_end(sp_cu_dev_fn real, sp_CUdevice dev, int reset)
     sp_cu_dev_fn rel = sp_cu.cuDevicePrimaryCtxRelease_v2 ? sp_cu.cuDevicePrimaryCtxRelease_v2
                                                           : sp_cu.cuDevicePrimaryCtxRelease;
     sp_CUcontext ctx = primary_of(dev, rel);
-    if (ctx) {
-        sp_lock();
-        settle_ctx(ctx);
-        sp_unlock();
-    }
+    sp_core_place_ending(SP_RT_CUDA, ctx);
     sp_CUresult e = real(dev);
     int gone = e == SP_CUDA_SUCCESS && primary_gone(dev, reset);
     if (gone)
         sp_cu_primary_seen(dev, NULL);
-    if (gone && ctx) {
-        sp_lock();
-        forget_ctx(ctx);
-        sp_unlock();
-    }
+    if (gone)
+        sp_core_place_ended(SP_RT_CUDA, ctx);
+    return e;
+}
+
+/* ---- host functions -------------------------------------------------------------- */
+
+sp_CUresult sp_cu_launch_host_func(sp_cu_hostfn_fn real, sp_CUstream s, sp_CUhostFn fn, void *ud)
+{
+    sp_cu_enter();
+    SP_TRACE("cuLaunchHostFunc(%p, %p, %p)", (void *)s, (void *)fn, ud);
+    if (!real)
+        return SP_CUDA_ERROR_NOT_INITIALIZED;
+    void *arg = NULL;
+    sp_host_fn t = sp_core_host_fn(SP_RT_CUDA, s, fn, ud, &arg);
+    if (!t)
+        return real(s, fn, ud);
+    sp_CUresult e = real(s, t, arg);
+    if (e != SP_CUDA_SUCCESS)
+        sp_core_host_fn_failed(arg);
+    return e;
+}
+
+sp_CUresult sp_cu_add_callback(sp_cu_callback_fn real, sp_CUstream s, sp_CUstreamCallback cb,
+                               void *ud, unsigned int flags)
+{
+    sp_cu_enter();
+    SP_TRACE("cuStreamAddCallback(%p, %p, %p, %u)", (void *)s, (void *)cb, ud, flags);
+    if (!real)
+        return SP_CUDA_ERROR_NOT_INITIALIZED;
+    void *arg = NULL;
+    sp_stream_cb t = sp_core_stream_cb(SP_RT_CUDA, s, (sp_stream_cb)(void (*)(void))cb, ud, &arg);
+    if (!t)
+        return real(s, cb, ud, flags);
+    sp_CUresult e = real(s, (sp_CUstreamCallback)(void (*)(void))t, arg, flags);
+    if (e != SP_CUDA_SUCCESS)
+        sp_core_host_fn_failed(arg);
     return e;
 }

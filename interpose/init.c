@@ -17,6 +17,7 @@
  *   at log=info (not a violation).
  */
 #include "internal.h"
+#include "cuda_hooks.h"
 #include "runtime.h"
 
 #include <errno.h>
@@ -128,11 +129,10 @@ static void do_init(void)
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_diag_init();
     sp_resolve_backend();
-    sp_diag_runtime_name(SP_RT_HIP, sp_hip_ops.name, "hip");
-    sp_diag_runtime_name(SP_RT_CUDA, sp_cuda_ops.name, "cu");
-    if (sp_hip_ops.present())
-        sp_diag_runtime_used(SP_RT_HIP);
-    sp_streams_init_devices();
+    sp_mem_hooks_init();
+    /* The faces, each in its slot (runtime.h). */
+    sp_hip_face_init();
+    sp_cuda_face_init();
     on_exit(sp_at_exit, NULL);
     if (gettid() == getpid()) {
         main_key_made = pthread_key_create(&main_key, main_thread_ended) == 0;
@@ -187,7 +187,7 @@ static int report_leak(sp_range *r, void *arg)
 static int nothing_to_do(void)
 {
     return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
-           (!sp_real.hipHostRegister && !sp_cuda_ops.present() && sp_violations() == 0 &&
+           (!sp_real.hipHostRegister && !sp_rt_any_present() && sp_violations() == 0 &&
             sp_stat.registrations == 0);
 }
 

@@ -14,14 +14,11 @@
 #include "streams.h"
 #include "util.h"
 
-/* How deep the calling thread is inside safepin's HIP hooks (shims.c). A
- * signal handler that interrupts a hook may call exit(); the hook may then
- * hold safepin's lock or a runtime lock that the reaper is waiting for, so
- * the exit path must neither take them nor wait for the reaper (init.c). */
-extern __thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
-
-/* The exported shim for a hooked HIP name, or NULL (shims.c). */
-void *sp_shim_for(const char *name);
+/* sp_tls_in_hook (api_error.h): how deep the calling thread is inside
+ * safepin's hooks. A signal handler that interrupts a hook may call exit();
+ * the hook may then hold safepin's lock or a runtime lock that the reaper
+ * is waiting for, so the exit path must neither take them nor wait for the
+ * reaper (init.c). */
 
 /* dlsym on a handle: hooked HIP names resolve to the shims (reach.c).
  * caller: the return address of the program's dlsym call. */

@@ -4,7 +4,7 @@
  * Three names per hook: the exported shim (hipHostUnregister, in shims.c),
  * the real function (sp_real.hipHostUnregister, backend.h) and the logic
  * (sp_host_unregister, here), which tests call directly without LD_PRELOAD.
- * For HIP, one line of runtime/hip.inc names all three.
+ * For HIP, one line of hip/hip.inc names all three.
  * HIP hooks initialize the library (pthread_once); memory hooks never do:
  * until something is registered they are one predictable branch.
  */
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <hip/hip_runtime_api.h>
+#include "hip.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,17 +23,11 @@ extern "C" {
 /* Idempotent: options, log, backend resolution, fork and exit handlers. */
 void sp_init(void);
 
-/* The logic of each HIP hook (hip_hooks.c, reach.c), named by hip.inc:
- * hipHostRegister -> sp_host_register, with the same parameters. */
-#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_LOGIC_##kind(ret, params, logic)
-#define SP_HIP_LOGIC_HOOK(ret, params, logic) ret logic params;
-#define SP_HIP_LOGIC_CALL(ret, params, logic)
-#include "hip.inc"
-#undef SP_HIP
-#undef SP_HIP_LOGIC_HOOK
-#undef SP_HIP_LOGIC_CALL
+/* The HIP face's logic (sp_host_register, ...): hip.h. */
 
-/* The logic of the libc hooks (mem_hooks.c); their shims are in shims.c. */
+/* The logic of the libc hooks (mem_hooks.c); their shims are in shims.c.
+ * sp_mem_hooks_init hands libc's own free and munmap to the core. */
+void sp_mem_hooks_init(void);
 void sp_free(void *p);
 void *sp_realloc(void *p, size_t n);
 int sp_munmap(void *addr, size_t len);

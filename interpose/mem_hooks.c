@@ -126,27 +126,22 @@ SP_EARLY static inline int real_shmdt(const void *a)
     return (int)syscall(SYS_shmdt, a);
 }
 
-/* ---- common ------------------------------------------------------------------ */
+/* libc's own, for the frees and unmaps the reaper carries out later. */
+static void libc_free(void *p) { real_free(p); }
+static int libc_munmap(void *a, size_t n) { return real_munmap(a, n); }
 
-static size_t pagesz(void)
-{
-    static size_t pg;
-    size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
-    if (!v) {
-        v = (size_t)sysconf(_SC_PAGESIZE);
-        __atomic_store_n(&pg, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
+void sp_mem_hooks_init(void) { sp_libc_set(libc_free, libc_munmap); }
+
+/* ---- common ------------------------------------------------------------------ */
 
 /* n rounded up to pages; 0 if that overflows. */
 static size_t page_up(size_t n)
 {
-    size_t pg = pagesz();
+    size_t pg = sp_page_size();
     return n > SIZE_MAX - (pg - 1) ? 0 : (n + pg - 1) & ~(pg - 1);
 }
 
-static int misaligned(uintptr_t a) { return (a & (pagesz() - 1)) != 0; }
+static int misaligned(uintptr_t a) { return (a & (sp_page_size() - 1)) != 0; }
 
 /* Lock held. Waiting for a release inside a host function would wait
  * behind that host function itself (G8), and during the thread's own
@@ -178,7 +173,7 @@ static uintptr_t task_size(void)
     if (v)
         return v;
 #if defined(__x86_64__)
-    size_t pg = pagesz();
+    size_t pg = sp_page_size();
     uintptr_t low = ((uintptr_t)1 << 47) - pg, high = ((uintptr_t)1 << 56) - pg;
     int saved = errno;
     void *p = (void *)syscall(SYS_mmap, (void *)(low + pg), pg, PROT_NONE,
@@ -212,7 +207,7 @@ static int fixed_mmap_refused(uintptr_t a, size_t len, off_t off)
 {
     size_t n = page_up(len);
     uintptr_t ts = task_size();
-    return misaligned(a) || n == 0 || ((uintptr_t)off & (pagesz() - 1)) || n > ts || a > ts - n;
+    return misaligned(a) || n == 0 || ((uintptr_t)off & (sp_page_size() - 1)) || n > ts || a > ts - n;
 }
 
 /* ---- api-error: which refusals are the program's arguments' fault ---------- */
@@ -389,7 +384,7 @@ static int frees_range(uintptr_t a, size_t n, const sp_range *r)
     uintptr_t lo = a > r->base ? a : r->base;
     uintptr_t end = a + n, r_end = r->base + r->size;
     uintptr_t hi = end < r_end ? end : r_end;
-    size_t pg = pagesz();
+    size_t pg = sp_page_size();
     uintptr_t first = (lo + pg - 1) & ~(uintptr_t)(pg - 1);
     return first >= lo && first < hi && hi - first >= pg;
 }
@@ -701,7 +696,7 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
         gone = o + ns;
         gone_len = os - ns;
     }
-    size_t src_len = os ? os : pagesz();
+    size_t src_len = os ? os : sp_page_size();
     size_t dst_len = (flags & MREMAP_FIXED) ? ns : 0;
     if (!sp_reg_maybe(o, src_len) && !(dst_len && sp_reg_maybe(na, dst_len)))
         return real_mremap(old, old_size, new_size, flags, new_addr);
@@ -791,7 +786,7 @@ int sp_shmdt(const void *addr)
     int rc = maps_walk(find_shm, &c);
     if (rc >= 0 && !c.found)
         return real_shmdt(addr); /* no segment there: the kernel answers */
-    size_t len = c.found ? c.end - a : pagesz();
+    size_t len = c.found ? c.end - a : sp_page_size();
     if (!sp_reg_maybe(a, len))
         return real_shmdt(addr);
     sp_lock();

@@ -1,11 +1,11 @@
 /*
  * shims.c - the exported symbols, nothing else.
  *
- * Each shim is one call into the logic of hip_hooks.c / mem_hooks.c, which
- * unit tests call directly. This file is compiled with -fvisibility=hidden
- * and linked with libsafepin.map: only these names leave the library. An
- * unversioned definition here interposes libamdhip64's versioned symbols
- * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
+ * libc's: each shim is one call into the logic of mem_hooks.c (and
+ * init.c, dlclose.c, reach.c, dlvsym.c), which unit tests call directly.
+ * The runtimes' shims are their faces' (hip/hip_shims.c,
+ * cuda/cuda_shims.c). Compiled with -fvisibility=hidden and linked with
+ * libsafepin.map: only these names leave the library.
  */
 #include "internal.h"
 #include "runtime.h"
@@ -19,43 +19,6 @@
 #include <sys/mman.h>
 
 #define SP_EXPORT __attribute__((visibility("default"), no_sanitize_address))
-
-/* A HIP hook runs with cancellation disabled. It keeps state across several
- * steps (the registry, a serialized runtime call, calls of safepin's own
- * into the runtime, some of them cancellation points); a thread cancelled
- * half-way would leave that state half-done, and other threads waiting on
- * it forever. A pending cancellation acts at the program's next
- * cancellation point after the hook returns (G9). sp_tls_in_hook marks the
- * thread as inside a hook, for exit() from a signal handler (init.c). An
- * error answer the program gets passes through, with an api-error line
- * unless safepin said something of its own about the call (api_error.h). */
-#define SP_NOCANCEL(name, args, call)                                          \
-    do {                                                                       \
-        int old_;                                                              \
-        sp_api_call c_;                                                        \
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
-        sp_tls_in_hook++;                                                      \
-        sp_api_enter(&c_);                                                     \
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
-        hipError_t e_ = (call);                                                \
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
-        if (e_ != hipSuccess)                                                  \
-            sp_api_failed(&c_, SP_RT_HIP, name, "", (int)e_, SP_API_ARGS args); \
-        sp_api_leave();                                                        \
-        sp_tls_in_hook--;                                                      \
-        pthread_setcancelstate(old_, NULL);                                    \
-        return e_;                                                             \
-    } while (0)
-
-/* One shim per HOOK line of hip.inc: the logic, cancellation disabled. */
-#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_SHIM_##kind(ret, name, params, args, logic)
-#define SP_HIP_SHIM_HOOK(ret, name, params, args, logic)                       \
-    SP_EXPORT ret name params { SP_NOCANCEL(#name, args, logic args); }
-#define SP_HIP_SHIM_CALL(ret, name, params, args, logic)
-#include "hip.inc"
-#undef SP_HIP
-#undef SP_HIP_SHIM_HOOK
-#undef SP_HIP_SHIM_CALL
 
 /* The common case inline: nothing registered, libc's free resolved: one
  * load, one branch and a tail jump, as cheap as a forwarding-only hook. */
@@ -253,28 +216,6 @@ SP_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
     return real ? real(handle, name, version) : NULL;
 }
 #endif
-
-void *sp_shim_for(const char *name)
-{
-    static const struct {
-        const char *name;
-        void *fn;
-    } shims[] = {
-#define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_ENTRY_##kind(name)
-#define SP_HIP_ENTRY_HOOK(name) {#name, (void *)name},
-#define SP_HIP_ENTRY_CALL(name)
-#include "hip.inc"
-#undef SP_HIP
-#undef SP_HIP_ENTRY_HOOK
-#undef SP_HIP_ENTRY_CALL
-    };
-    if (!name || name[0] != 'h')
-        return NULL;
-    for (size_t i = 0; i < sizeof(shims) / sizeof(shims[0]); i++)
-        if (strcmp(shims[i].name, name) == 0)
-            return shims[i].fn;
-    return NULL;
-}
 
 /* An allocator preloaded before safepin (or linked into the program) answers
  * free() itself: safepin's hook is never reached, so freeing registered

@@ -126,7 +126,7 @@ static int device_idle(void)
         rts |= 1 << h->r->rt;
     sp_unlock();
     int idle = 1;
-    for (int rt = 0; rt < SP_RT_N && idle; rt++)
+    for (int rt = 0; rt < SP_RT_MAX && idle; rt++)
         if (rts & 1 << rt)
             idle = sp_streams_idle(rt);
     sp_lock();

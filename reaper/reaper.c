@@ -41,13 +41,13 @@ uint64_t sp_reaper_release_seq(const sp_range *r) { return rel(r)->seq; }
 typedef struct sp_action {
     sp_act_kind kind;
     uintptr_t addr;   /* FREE: the block; MUNMAP: the pages still to unmap
-                         (len 0: none left); HIPFREE: the pointer */
+                         (len 0: none left); DEVFREE: the pointer */
     size_t len;
     uintptr_t w_addr; /* it waits for the releases overlapping this span */
     size_t w_len;
     uint64_t max_id;  /* ranges with a higher id came later: never waited for */
-    int rt;           /* HIPFREE: the runtime whose device free it is (runtime.h) */
-    void *place;      /* HIPFREE: the CUDA context current at the call */
+    int rt;           /* DEVFREE: the runtime whose device free it is (runtime.h) */
+    void *place;      /* DEVFREE: the CUDA context current at the call */
     unsigned ready : 1;   /* nothing left to wait for: the reaper runs it */
     unsigned running : 1; /* being run by the reaper, outside the lock */
     struct sp_action *next;
@@ -248,28 +248,12 @@ int sp_reaper_recently_released(uintptr_t base)
 
 /* ---- deferred actions ---------------------------------------------------- */
 
-static size_t page_size(void)
-{
-    static size_t pg;
-    size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
-    if (!v) {
-        v = (size_t)sysconf(_SC_PAGESIZE);
-        __atomic_store_n(&pg, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-
 static int overlaps(uintptr_t a, size_t alen, uintptr_t b, size_t blen)
 {
     return alen && blen && a < b + blen && b < a + alen;
 }
 
-static int real_unmap(uintptr_t a, size_t len)
-{
-    if (sp_real.munmap)
-        return sp_real.munmap((void *)a, len);
-    return (int)syscall(SYS_munmap, (void *)a, len);
-}
+static int real_unmap(uintptr_t a, size_t len) { return sp_libc_munmap((void *)a, len); }
 
 static void push_action(sp_action *a)
 {
@@ -396,7 +380,7 @@ static void defer_pages(uintptr_t lo, uintptr_t hi, int may_wait)
 
 void sp_reaper_defer_unmap(uintptr_t addr, size_t len, int may_wait)
 {
-    size_t pg = page_size();
+    size_t pg = sp_page_size();
     uintptr_t end = addr + len, pos = addr;
     sp_range *r;
     /* One range at a time, looked up again after each step: a step may wait
@@ -428,7 +412,7 @@ int sp_reaper_pending_overlaps(uintptr_t addr, size_t len)
     if (len == 0)
         len = 1;
     for (sp_action *a = R.actions; a; a = a->next)
-        if (a->kind != SP_ACT_HIPFREE && overlaps(a->addr, a->len, addr, len))
+        if (a->kind != SP_ACT_DEVFREE && overlaps(a->addr, a->len, addr, len))
             return 1;
     return sp_reg_for_overlaps(addr, len, unreleased_any, NULL);
 }
@@ -499,11 +483,6 @@ restart:
     }
 }
 
-int sp_reaper_defer_call(sp_act_kind kind, void *addr)
-{
-    return sp_reaper_defer_call_rt(kind, SP_RT_HIP, NULL, addr);
-}
-
 int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr)
 {
     sp_action *act = sp_mem_calloc(1, sizeof(*act));
@@ -526,15 +505,14 @@ static void run_action(const sp_action *a)
 {
     switch (a->kind) {
     case SP_ACT_FREE:
-        if (sp_real.free)
-            sp_real.free((void *)a->addr);
+        sp_libc_free((void *)a->addr);
         break;
     case SP_ACT_MUNMAP:
         if (a->len && real_unmap(a->addr, a->len) != 0)
             sp_log(SP_LOG_WARN, "runtime-error", "deferred munmap(0x%lx, %zu) failed: %s",
                    (unsigned long)a->addr, a->len, strerror(errno));
         break;
-    case SP_ACT_HIPFREE: {
+    case SP_ACT_DEVFREE: {
         const sp_rt_ops *o = sp_rt(a->rt);
         int e = o->mem_free(a->place, (void *)a->addr);
         if (e != 0)
@@ -797,8 +775,8 @@ static void follow_runtime(unsigned *rt_gen)
     sp_lock();
 }
 
-/* Lock held (released while they run): the deferred calls (hipFree from
- * host functions), in the order they came. */
+/* Lock held (released while they run): the deferred calls (device frees
+ * from host functions), in the order they came. */
 static void run_calls(void)
 {
     sp_action *calls = R.calls;
@@ -896,7 +874,7 @@ static void run_inline(void)
 {
     R.inline_running = 1;
     sp_unlock();
-    hipStreamCaptureMode old = sp_relaxed_enter();
+    int old = sp_relaxed_enter();
     sp_lock();
     reaper_loop(1);
     sp_unlock();
@@ -1074,7 +1052,7 @@ static void fork_child_actions(int consistent)
     if (!consistent)
         return;
     for (const sp_action *a = R.actions; a; a = a->next)
-        if (a->ready && !a->running && a->kind != SP_ACT_HIPFREE)
+        if (a->ready && !a->running && a->kind != SP_ACT_DEVFREE)
             run_action(a);
 }
 

@@ -6,13 +6,13 @@
  * may have used them - the null stream of each device used (it covers every
  * blocking stream) and each live non-blocking stream - in relaxed capture
  * mode, never on a capturing stream (it waits for the capture's end), waits
- * for the markers without spinning, then runs the real hipHostUnregister of
- * each range, then the deferred actions (free, munmap) that waited on it,
+ * for the markers without spinning, then runs the runtime's real unregister
+ * of each range, then the deferred actions (free, munmap) that waited on it,
  * and removes the range. The reaper never runs inside a host function.
  *
  * Everything here is serialized by sp_lock (util/lock.h). Calls marked "lock
  * held" must be made with it held. Dependencies: streams/, runtime/, diag/,
- * registry/, util/. Callers: interpose/.
+ * registry/, util/. Callers: core/, interpose/.
  */
 #ifndef SAFEPIN_REAPER_H
 #define SAFEPIN_REAPER_H
@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
 #include "registry.h"
 #include "streams.h"
 
@@ -54,9 +53,10 @@ int sp_reaper_wait_range_unless_capture(uintptr_t base, uint64_t id);
  * A deferred action (free of a block, munmap of pages) runs on the reaper
  * once no release it waits for is pending: the ranges overlapping its span
  * that were RELEASING (or released later, before it ran) and existed when
- * it was deferred. The caller saw success already. hipFree from a host
- * function is deferred to the reaper thread by sp_reaper_defer_call. */
-typedef enum sp_act_kind { SP_ACT_FREE, SP_ACT_MUNMAP, SP_ACT_HIPFREE } sp_act_kind;
+ * it was deferred. The caller saw success already. A device free from a host
+ * function (defer_free_in_host_fn) is deferred to the reaper thread by
+ * sp_reaper_defer_call_rt. */
+typedef enum sp_act_kind { SP_ACT_FREE, SP_ACT_MUNMAP, SP_ACT_DEVFREE } sp_act_kind;
 
 /* For memory the program frees, unmaps or replaces: a LIVE r is released
  * (freed-while-registered is the caller's to report) and r is marked freed
@@ -94,10 +94,9 @@ void sp_reaper_wait_pending(uintptr_t addr, size_t len);
  * [addr, addr+len) run now, and leave the deferred list. Lock held. */
 void sp_reaper_unmap_now(uintptr_t addr, size_t len);
 
-/* Defer a call that must not run in a host function (hipFree) to the reaper
- * thread. Lock held. Returns 0 or -1 if out of memory. */
-int sp_reaper_defer_call(sp_act_kind kind, void *addr);
-/* The same for runtime rt (runtime.h): the device free made in place. */
+/* Defer a call that must not run in a host function (runtime rt's device
+ * free, made in place) to the reaper thread. Lock held. Returns 0 or -1 if
+ * out of memory. */
 int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr);
 
 /* Start the reaper if needed and make sure it looks for work (streams.c

@@ -210,37 +210,28 @@ static void replace_child(sp_tree_node *parent, sp_tree_node *old, sp_tree_node 
         parent->right = repl;
 }
 
-static sp_tree_node *rotate_right(sp_tree_node *x)
+/* Rotates x down to its right (right 1: its left child takes its place)
+ * or to its left (right 0: its right child does). Returns that child. */
+static sp_tree_node *rotate(sp_tree_node *x, int right)
 {
-    sp_tree_node *y = x->left;
+    sp_tree_node **xin = right ? &x->left : &x->right;
+    sp_tree_node *y = *xin;
+    sp_tree_node **yout = right ? &y->right : &y->left;
 
-    x->left = y->right;
-    if (y->right)
-        y->right->parent = x;
+    *xin = *yout;
+    if (*yout)
+        (*yout)->parent = x;
     y->parent = x->parent;
     replace_child(x->parent, x, y);
-    y->right = x;
+    *yout = x;
     x->parent = y;
     node_fix_height(x);
     node_fix_height(y);
     return y;
 }
 
-static sp_tree_node *rotate_left(sp_tree_node *x)
-{
-    sp_tree_node *y = x->right;
-
-    x->right = y->left;
-    if (y->left)
-        y->left->parent = x;
-    y->parent = x->parent;
-    replace_child(x->parent, x, y);
-    y->left = x;
-    x->parent = y;
-    node_fix_height(x);
-    node_fix_height(y);
-    return y;
-}
+static sp_tree_node *rotate_right(sp_tree_node *x) { return rotate(x, 1); }
+static sp_tree_node *rotate_left(sp_tree_node *x) { return rotate(x, 0); }
 
 /* Restores heights and balance from n up to the root. */
 static void tree_rebalance(sp_tree_node *n)

@@ -92,7 +92,7 @@ void sp_api_failed(const sp_api_call *c, int rt, const char *call, const char *n
     const char *name = o->error_name ? o->error_name(code) : NULL;
     snprintf(answer, sizeof(answer), "%s (%d)", name ? name : "error", code);
     errno = saved;
-    emit(call, a, note ? note : "", answer, rt == SP_RT_CUDA ? "the driver's" : "the runtime's");
+    emit(call, a, note ? note : "", answer, o->whose ? o->whose : "the runtime's");
 }
 
 void sp_api_libc_failed(const char *call, const char *result, int err, int fault,

@@ -32,6 +32,7 @@
 #ifndef SAFEPIN_API_ERROR_H
 #define SAFEPIN_API_ERROR_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -102,6 +103,39 @@ static inline sp_api_arg sp_api_devptr(unsigned long long v) { return (sp_api_ar
     (const sp_api_arg[]){SP_API_CAT(SP_API_MAP_, SP_API_N(__VA_ARGS__))(__VA_ARGS__)},          \
         SP_API_N(__VA_ARGS__)
 #endif
+
+/* How deep the calling thread is inside safepin's hooks (interpose/init.c
+ * reads it: exit() from a signal handler that interrupted a hook). */
+extern __thread int sp_tls_in_hook __attribute__((tls_model("initial-exec")));
+
+/* The body of an exported hook of runtime rt, whose logic is call (of
+ * type type, 0 on success). It runs with cancellation disabled: a hook
+ * keeps state across several steps (the registry, a serialized runtime
+ * call, calls of safepin's own into the runtime, some of them cancellation
+ * points); a thread cancelled half-way would leave that state half-done,
+ * and other threads waiting on it forever. A pending cancellation acts at
+ * the program's next cancellation point after the hook returns (G9). The
+ * thread is marked as inside a hook, for exit() from a signal handler. An
+ * error answer the program gets passes through, with an api-error line
+ * unless safepin said something of its own about the call; note names the
+ * runtime call that reached it ("" if none), asked after the call. */
+#define SP_API_HOOK(type, rt, name, note, args, call)                          \
+    do {                                                                       \
+        int old_;                                                              \
+        sp_api_call c_;                                                        \
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_);                 \
+        sp_tls_in_hook++;                                                      \
+        sp_api_enter(&c_);                                                     \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        type e_ = (call);                                                      \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                               \
+        if (e_ != 0)                                                           \
+            sp_api_failed(&c_, rt, name, note, (int)e_, SP_API_ARGS args);     \
+        sp_api_leave();                                                        \
+        sp_tls_in_hook--;                                                      \
+        pthread_setcancelstate(old_, NULL);                                    \
+        return e_;                                                             \
+    } while (0)
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,8 @@
  * tail markers, and marker sets (see streams.h).
  */
 #include "streams.h"
-#include "backend.h"
 #include "diag.h"
+#include "lock.h"
 #include "registry.h"
 #include "runtime.h"
 
@@ -18,7 +18,7 @@
 typedef struct shared_ev {
     void *ev;
     int rt;                /* SP_RT_*: whose event */
-    void *place;           /* the CUDA context it belongs to (NULL for HIP) */
+    void *place;           /* the place it belongs to */
     int refs;
     int orphan;            /* on S.orphans (holds one ref); lock held */
     int done;              /* known complete; atomic (set without the lock) */
@@ -28,8 +28,8 @@ typedef struct shared_ev {
 typedef struct stream_ent {
     void *s;
     int rt;                  /* SP_RT_* */
-    unsigned flags;          /* non-blocking is 1 in both runtimes */
-    void *place;             /* HIP: the device ordinal; CUDA: the context */
+    unsigned flags;          /* SP_STREAM_NON_BLOCKING */
+    void *place;             /* a device ordinal, or a context (runtime.h) */
     unsigned capturing : 1;  /* the runtime said so */
     unsigned foreign : 1;    /* not created through the hooks */
     unsigned retiring : 1;   /* its destroy was handed to the reaper */
@@ -39,14 +39,19 @@ typedef struct stream_ent {
     struct stream_ent *next;
 } stream_ent;
 
+typedef struct place_ent {
+    int rt;
+    void *place;
+} place_ent;
+
 static struct {
     stream_ent *streams;
     shared_ev *orphans;      /* tail markers of destroyed streams */
     size_t n_orphans, prune_at;
     shared_ev *dead;         /* refs 0: destroyed outside the lock */
-    int ndev;                /* HIP devices: one null-stream marker each */
-    void **ctxs;             /* CUDA contexts seen: one legacy-stream marker each */
-    int nctx, ctx_cap;
+    int ndev[SP_RT_MAX];     /* ordinal places: one null-stream marker each */
+    place_ent *places;       /* handle places (contexts) seen: one null-stream marker each */
+    int nplaces, places_cap;
     int n_capturing;
     int n_unsettled;         /* capture begins in progress: sets wait */
     int marking;             /* sets being recorded: begins and destroys wait */
@@ -62,14 +67,14 @@ typedef struct mark {
     void *s;
     void *ev;                /* own event (MK_NULL, MK_STREAM), NULL: idle */
     shared_ev *sh;           /* MK_SHARED */
-    int avoid;               /* MK_NULL of CUDA: a blocking stream of the context
-                                captures; the legacy stream is not touched */
+    int avoid;               /* MK_NULL: a blocking stream of the place captures
+                                (null_stream_breaks_capture): not touched */
+    int switch_place;        /* the place is made current for its calls */
 } mark;
 
 struct sp_marks {
     int reserve;             /* the thread's reserve set (not allocated) */
     int n;
-    int ndev;
     int saw_capture;
     int incomplete;          /* captured stream whose earlier work has no event */
     int n_capturing;         /* streams capturing when the set was taken */
@@ -78,33 +83,33 @@ struct sp_marks {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* The old mode of each runtime in 4 bits (relaxed is 2 in both), and bit
- * 8+rt set where it was exchanged. */
+/* The old mode of each runtime in 4 bits (relaxed is 2 in all), and bit
+ * 16+rt set where it was exchanged. */
 int sp_relaxed_enter(void)
 {
     int old = 0;
-    for (int rt = 0; rt < SP_RT_N; rt++) {
+    for (int rt = 0; rt < SP_RT_MAX; rt++) {
         const sp_rt_ops *o = sp_rt(rt);
         if (!o->present())
             continue;
         int mode = 2;
         o->exchange_mode(&mode);
-        old |= (mode & 0xf) << (4 * rt) | 1 << (8 + rt);
+        old |= (mode & 0xf) << (4 * rt) | 1 << (16 + rt);
     }
     return old;
 }
 
 void sp_relaxed_leave(int old)
 {
-    for (int rt = 0; rt < SP_RT_N; rt++) {
-        if (!(old & 1 << (8 + rt)))
+    for (int rt = 0; rt < SP_RT_MAX; rt++) {
+        if (!(old & 1 << (16 + rt)))
             continue;
         int mode = (old >> (4 * rt)) & 0xf;
         sp_rt(rt)->exchange_mode(&mode);
     }
 }
 
-static int is_per_thread(void *s) { return s == (void *)2; } /* hipStreamPerThread, CU_STREAM_PER_THREAD */
+static int is_per_thread(int rt, void *s) { return s && s == sp_rt(rt)->per_thread_stream; }
 
 /* The calling thread's place in one runtime, saved on first change and
  * restored at the end (a program thread keeps its device and context). */
@@ -137,11 +142,30 @@ static void go_back(int rt, place_state *ps)
         sp_rt(rt)->set_place(ps->saved);
 }
 
-/* CUDA events and streams are used with their context current. */
-static void go_to_cuda(int rt, place_state *ps, void *place)
+/* Every runtime's place as it was (ps: one state per runtime). */
+static void go_back_all(place_state *ps)
 {
-    if (rt == SP_RT_CUDA && place)
-        go_to(rt, ps, place);
+    for (int rt = 0; rt < SP_RT_MAX; rt++)
+        go_back(rt, &ps[rt]);
+}
+
+/* Lock NOT held. The end of a pass over the streams (S.marking held off
+ * begins and destroys): places and capture mode as they were. */
+static void marking_done(place_state *ps, int old)
+{
+    go_back_all(ps);
+    sp_relaxed_leave(old);
+    sp_lock();
+    S.marking--;
+    sp_lock_broadcast();
+    sp_unlock();
+}
+
+/* Events of runtimes that need it are used with their place current. */
+static void go_to_for_events(int rt, place_state *ps, void *place)
+{
+    if (sp_rt(rt)->place_current_for_events && place)
+        go_to(rt, &ps[rt], place);
 }
 
 
@@ -150,7 +174,7 @@ static stream_ent **find_stream(int rt, void *s)
     stream_ent **pp = &S.streams;
     pthread_t self = pthread_self();
     while (*pp && ((*pp)->s != s || (*pp)->rt != rt ||
-                   (is_per_thread(s) && !pthread_equal((*pp)->capturer, self))))
+                   (is_per_thread(rt, s) && !pthread_equal((*pp)->capturer, self))))
         pp = &(*pp)->next;
     return pp;
 }
@@ -174,18 +198,18 @@ static void flush_dead(void)
     shared_ev *d = S.dead;
     __atomic_store_n(&S.dead, NULL, __ATOMIC_RELAXED);
     sp_unlock();
-    place_state ps;
-    memset(&ps, 0, sizeof(ps));
+    place_state ps[SP_RT_MAX];
+    memset(ps, 0, sizeof(ps));
     while (d) {
         shared_ev *next = d->next;
         if (d->ev) {
-            go_to_cuda(d->rt, &ps, d->place);
+            go_to_for_events(d->rt, ps, d->place);
             sp_rt(d->rt)->event_destroy(d->ev);
         }
         sp_mem_free(d);
         d = next;
     }
-    go_back(SP_RT_CUDA, &ps);
+    go_back_all(ps);
 }
 
 /* A new event recorded on s (relaxed mode), or NULL. Lock NOT held. */
@@ -213,8 +237,7 @@ static shared_ev *new_shared(int rt, void *place, void *ev)
 
 /* ---- devices and streams ------------------------------------------------- */
 
-/* The places rt's runtime names as in use now (sp_rt_ops.scan_places; CUDA:
- * every device's active primary context), into buf (SP_SCAN_BUF entries)
+/* The places rt's runtime names as in use now (sp_rt_ops.scan_places), into buf (SP_SCAN_BUF entries)
  * or, when more, into an allocation the caller frees (*out != buf). Lock
  * NOT held; none inside a host function, where safepin calls nothing (a
  * set taken there has only what is known). Relaxed capture mode. */
@@ -252,50 +275,59 @@ static void scan_done(void **buf, void **v)
         sp_mem_free(v);
 }
 
-/* Lock held. 1 if place is a known CUDA context (markers cover it anyway). */
-static int known_ctx(void *place)
+/* Lock held. 1 if place is a known place of rt (markers cover it anyway). */
+static int known_place(int rt, void *place)
 {
-    for (int i = 0; i < S.nctx; i++)
-        if (S.ctxs[i] == place)
+    for (int i = 0; i < S.nplaces; i++)
+        if (S.places[i].rt == rt && S.places[i].place == place)
             return 1;
     return 0;
 }
 
-void sp_streams_init_devices(void)
+/* Lock held. How many ordinal places rt has now (0: handle places, or
+ * not in use). */
+static int ordinal_count(int rt)
 {
-    int n = 0;
-    if (!sp_real.hipGetDeviceCount || sp_real.hipGetDeviceCount(&n) != hipSuccess || n < 1)
-        n = 1;
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!o->ordinal_places || !o->present())
+        return 0;
+    return S.ndev[rt] > 0 ? S.ndev[rt] : 1;
+}
+
+/* Lock held. 1 if rt's markers are recorded with their place current. */
+static int needs_switch(int rt)
+{
+    return sp_rt(rt)->place_current_for_events || S.ndev[rt] > 1;
+}
+
+void sp_streams_init_places(int rt)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!o->ordinal_places)
+        return;
+    int n = o->device_count ? o->device_count() : 1;
     sp_lock();
-    S.ndev = n;
+    S.ndev[rt] = n < 1 ? 1 : n;
     sp_unlock();
 }
 
 int sp_streams_add_place(int rt, void *place)
 {
-    if (rt != SP_RT_CUDA || !place)
+    if (sp_rt(rt)->ordinal_places || !place || known_place(rt, place))
         return 0;
-    for (int i = 0; i < S.nctx; i++)
-        if (S.ctxs[i] == place)
-            return 0;
-    if (S.nctx == S.ctx_cap) {
-        int cap = S.ctx_cap ? 2 * S.ctx_cap : 8;
-        void **v = sp_mem_alloc((size_t)cap * sizeof(*v));
+    if (S.nplaces == S.places_cap) {
+        int cap = S.places_cap ? 2 * S.places_cap : 8;
+        place_ent *v = sp_mem_alloc((size_t)cap * sizeof(*v));
         if (!v)
             return -1;
-        if (S.nctx)
-            memcpy(v, S.ctxs, (size_t)S.nctx * sizeof(*v));
-        sp_mem_free(S.ctxs);
-        S.ctxs = v;
-        S.ctx_cap = cap;
+        if (S.nplaces)
+            memcpy(v, S.places, (size_t)S.nplaces * sizeof(*v));
+        sp_mem_free(S.places);
+        S.places = v;
+        S.places_cap = cap;
     }
-    S.ctxs[S.nctx++] = place;
+    S.places[S.nplaces++] = (place_ent){rt, place};
     return 0;
-}
-
-int sp_streams_add(hipStream_t s, unsigned flags, int device)
-{
-    return sp_streams_add_rt(SP_RT_HIP, (void *)s, flags, (void *)(intptr_t)device);
 }
 
 int sp_streams_add_rt(int rt, void *s, unsigned flags, void *place)
@@ -303,9 +335,10 @@ int sp_streams_add_rt(int rt, void *s, unsigned flags, void *place)
     sp_streams_add_place(rt, place);
     stream_ent *e = sp_mem_calloc(1, sizeof(*e));
     if (!e) {
+        const sp_rt_ops *o = sp_rt(rt);
         sp_log(SP_LOG_ERROR, "runtime-error",
-               "out of memory: stream %p cannot be tracked; its create fails with "
-               "hipErrorOutOfMemory", (void *)s);
+               "out of memory: stream %p cannot be tracked; its create fails with %s", s,
+               o->code_name ? o->code_name(o->err_out_of_memory) : "out of memory");
         return -1;
     }
     e->s = s;
@@ -316,8 +349,6 @@ int sp_streams_add_rt(int rt, void *s, unsigned flags, void *place)
     S.streams = e;
     return 0;
 }
-
-int sp_streams_is_capturing(hipStream_t s) { return sp_streams_is_capturing_rt(SP_RT_HIP, (void *)s); }
 
 int sp_streams_is_capturing_rt(int rt, void *s)
 {
@@ -366,14 +397,14 @@ static void prune_orphans(void)
     n = i;
     sp_unlock();
     int old = sp_relaxed_enter();
-    place_state ps;
-    memset(&ps, 0, sizeof(ps));
+    place_state ps[SP_RT_MAX];
+    memset(ps, 0, sizeof(ps));
     for (i = 0; i < n; i++) {
-        go_to_cuda(v[i]->rt, &ps, v[i]->place);
+        go_to_for_events(v[i]->rt, ps, v[i]->place);
         if (v[i]->ev && sp_rt(v[i]->rt)->event_query(v[i]->ev) == 0)
             __atomic_store_n(&v[i]->done, 1, __ATOMIC_RELAXED);
     }
-    go_back(SP_RT_CUDA, &ps);
+    go_back_all(ps);
     sp_relaxed_leave(old);
     sp_lock();
     for (shared_ev **pp = &S.orphans; *pp;) {
@@ -393,11 +424,9 @@ static void prune_orphans(void)
     S.prune_at = 2 * S.n_orphans;
 }
 
-int sp_streams_destroy(hipStream_t s) { return sp_streams_destroy_rt(SP_RT_HIP, (void *)s); }
-
 int sp_streams_destroy_rt(int rt, void *s)
 {
-    if (!s || is_per_thread(s) || s == sp_rt(rt)->null_stream)
+    if (!s || is_per_thread(rt, s) || s == sp_rt(rt)->null_stream)
         return 0;
     sp_lock();
     stream_ent *e = *find_stream(rt, s);
@@ -427,7 +456,7 @@ int sp_streams_destroy_rt(int rt, void *s)
         tail = record_on(rt, s);
         sp_relaxed_leave(old);
     }
-    shared_ev *sh = new_shared(rt, rt == SP_RT_CUDA ? place : NULL, tail);
+    shared_ev *sh = new_shared(rt, place, tail);
 
     sp_lock();
     while (S.marking)
@@ -469,7 +498,7 @@ void sp_streams_service(void)
     for (;;) {
         sp_lock();
         void *s = NULL;
-        int rt = SP_RT_HIP;
+        int rt = 0;
         for (stream_ent *e = S.streams; e; e = e->next)
             if (e->retiring) {
                 s = e->s;
@@ -518,36 +547,6 @@ static void set_capturing(stream_ent *e, int capturing, shared_ev **pre)
     }
 }
 
-typedef struct hip_capture_args {
-    hipStream_t s;
-    hipStreamCaptureMode mode;
-    hipGraph_t *graph;
-} hip_capture_args;
-
-static int hip_begin_call(void *arg)
-{
-    hip_capture_args *a = arg;
-    return (int)sp_real.hipStreamBeginCapture(a->s, a->mode);
-}
-
-static int hip_end_call(void *arg)
-{
-    hip_capture_args *a = arg;
-    return (int)sp_real.hipStreamEndCapture(a->s, a->graph);
-}
-
-hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
-{
-    hip_capture_args a = {s, mode, NULL};
-    return (hipError_t)sp_streams_begin_capture_rt(SP_RT_HIP, (void *)s, hip_begin_call, &a);
-}
-
-hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph)
-{
-    hip_capture_args a = {s, hipStreamCaptureModeGlobal, graph};
-    return (hipError_t)sp_streams_end_capture_rt(SP_RT_HIP, (void *)s, hip_end_call, &a);
-}
-
 int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
 {
     void *here = NULL;
@@ -567,7 +566,7 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
             e->foreign = 1;
             /* Unknown flags: marked as if non-blocking (harmless if not);
              * a per-thread stream is blocking and belongs to this thread. */
-            e->flags = is_per_thread(s) ? 0 : hipStreamNonBlocking;
+            e->flags = is_per_thread(rt, s) ? 0 : SP_STREAM_NON_BLOCKING;
             e->capturer = pthread_self();
             e->next = S.streams;
             S.streams = e;
@@ -575,7 +574,7 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
     }
     if (!e) {
         sp_unlock();
-        return call(arg);
+        return call(s, arg);
     }
     int already = e->capturing;
     e->begin_pending++;
@@ -586,10 +585,10 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
     shared_ev *pre = NULL;
     if (!already && !sp_tls_in_hostfn) {
         int old = sp_relaxed_enter();
-        pre = new_shared(rt, rt == SP_RT_CUDA ? here : NULL, record_on(rt, s));
+        pre = new_shared(rt, here, record_on(rt, s));
         sp_relaxed_leave(old);
     }
-    int r = call(arg);
+    int r = call(s, arg);
     int capturing = r == 0 ? 1 : runtime_capturing(rt, s);
     if (capturing < 0)
         capturing = already;
@@ -613,10 +612,10 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
 
 int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
 {
-    int r = call(arg);
+    int r = call(s, arg);
     int capturing = runtime_capturing(rt, s);
-    if (capturing < 0) /* ended, or invalidated and ended (901 in both runtimes) */
-        capturing = !(r == 0 || r == 901);
+    if (capturing < 0) /* ended, or invalidated and ended */
+        capturing = !(r == 0 || r == sp_rt(rt)->err_capture_invalidated);
     sp_lock();
     stream_ent **pp = find_stream(rt, s);
     stream_ent *e = *pp;
@@ -676,79 +675,132 @@ static sp_marks *marks_alloc(size_t cap)
     return m;
 }
 
-/* Lock held. 1 if CUDA's legacy stream of place must not be touched: a
- * blocking stream of that context (or one of unknown flags) captures. On
- * the H200 a marker recorded there answers 906 *and* invalidates a global
- * capture, relaxed mode or not; even a query is not risked. */
-static int legacy_unsafe(int rt, void *place)
+/* Lock held. 1 if the null stream of place must not be touched
+ * (null_stream_breaks_capture): a blocking stream of that place (or one of
+ * unknown flags) captures. On the H200 a marker recorded on CUDA's legacy
+ * stream then answers 906 *and* invalidates a global capture, relaxed mode
+ * or not; even a query is not risked. */
+static int null_unsafe(int rt, void *place)
 {
-    if (rt != SP_RT_CUDA)
+    if (!sp_rt(rt)->null_stream_breaks_capture)
         return 0;
     for (stream_ent *e = S.streams; e; e = e->next)
         if (e->rt == rt && e->capturing && (e->place == place || !e->place) &&
-            (!(e->flags & hipStreamNonBlocking) || e->foreign))
+            (!(e->flags & SP_STREAM_NON_BLOCKING) || e->foreign))
             return 1;
     return 0;
 }
 
+/* The places the runtimes scanned (scan_places), per runtime. */
+typedef struct scanned {
+    void *buf[SP_RT_MAX][SP_SCAN_BUF];
+    void **v[SP_RT_MAX];
+    int n[SP_RT_MAX];
+} scanned;
+
+/* Lock NOT held. Every runtime in use that can say (only rt, if >= 0). */
+static void scan_all(scanned *sc, int only)
+{
+    for (int rt = 0; rt < SP_RT_MAX; rt++) {
+        sc->v[rt] = sc->buf[rt];
+        sc->n[rt] = 0;
+        if ((only < 0 || rt == only) && sp_rt(rt)->present())
+            sc->n[rt] = scan_places(rt, sc->buf[rt], &sc->v[rt]);
+    }
+}
+
+static void scan_all_done(scanned *sc)
+{
+    for (int rt = 0; rt < SP_RT_MAX; rt++)
+        scan_done(sc->buf[rt], sc->v[rt]);
+}
+
+/* Lock held. How many null-stream marks rt's places make (at most). */
+static size_t null_marks_cap(int rt, const scanned *sc)
+{
+    if (!sp_rt(rt)->present())
+        return 0;
+    size_t n = (size_t)ordinal_count(rt) + (size_t)sc->n[rt];
+    for (int i = 0; i < S.nplaces; i++)
+        n += S.places[i].rt == rt;
+    return n;
+}
+
+/* Lock held. The null-stream marks of rt's places into v. */
+static size_t null_marks(int rt, const scanned *sc, mark *v)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!o->present())
+        return 0;
+    size_t n = 0;
+    int sw = needs_switch(rt);
+    for (int d = 0; d < ordinal_count(rt); d++)
+        v[n++] = (mark){MK_NULL, rt, (void *)(intptr_t)d, o->null_stream, NULL, NULL, 0, sw};
+    for (int i = 0; i < S.nplaces; i++)
+        if (S.places[i].rt == rt)
+            v[n++] = (mark){MK_NULL, rt, S.places[i].place, o->null_stream, NULL, NULL,
+                            null_unsafe(rt, S.places[i].place), sw};
+    for (int c = 0; c < sc->n[rt]; c++)
+        if (!known_place(rt, sc->v[rt][c]))
+            v[n++] = (mark){MK_NULL, rt, sc->v[rt][c], o->null_stream, NULL, NULL,
+                            null_unsafe(rt, sc->v[rt][c]), sw};
+    return n;
+}
+
 sp_marks *sp_marks_take(void)
 {
-    /* CUDA: the primary contexts active now, asked without the lock. */
-    void *buf[SP_SCAN_BUF], **prim = buf;
-    int nprim = 0;
-    if (sp_cuda_ops.present() && !sp_tls_in_hostfn) {
+    /* The places the runtimes name as in use now, asked without the lock. */
+    scanned sc;
+    int any = 0;
+    for (int rt = 0; rt < SP_RT_MAX; rt++)
+        any |= sp_rt(rt)->scan_places && sp_rt(rt)->present();
+    if (any && !sp_tls_in_hostfn) {
         sp_unlock();
-        nprim = scan_places(SP_RT_CUDA, buf, &prim);
+        scan_all(&sc, -1);
         sp_lock();
+    } else {
+        scan_all(&sc, SP_RT_MAX); /* none */
     }
     while (S.n_unsettled > 0)
         sp_lock_wait();
-    /* HIP: the null stream of every device; CUDA: the legacy stream of
-     * every context seen, and of every active primary context. */
-    int ndev = sp_hip_ops.present() ? (S.ndev > 0 ? S.ndev : 1) : 0;
-    int nctx = sp_cuda_ops.present() ? S.nctx : 0;
-    size_t cap = (size_t)ndev + (size_t)nctx + (size_t)nprim + S.n_orphans;
+    size_t cap = S.n_orphans;
+    for (int rt = 0; rt < SP_RT_MAX; rt++)
+        cap += null_marks_cap(rt, &sc);
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
     sp_marks *m = marks_alloc(cap);
     if (!m) {
-        scan_done(buf, prim);
+        scan_all_done(&sc);
         return NULL;
     }
     m->n = 0;
-    m->ndev = ndev;
     m->saw_capture = 0;
     m->incomplete = 0;
     m->n_capturing = S.n_capturing;
-    for (int d = 0; d < ndev; d++)
-        m->m[m->n++] = (mark){MK_NULL, SP_RT_HIP, (void *)(intptr_t)d, sp_hip_ops.null_stream, NULL, NULL, 0};
-    for (int c = 0; c < nctx; c++)
-        m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, S.ctxs[c], sp_cuda_ops.null_stream, NULL, NULL,
-                              legacy_unsafe(SP_RT_CUDA, S.ctxs[c])};
-    for (int c = 0; c < nprim; c++)
-        if (!known_ctx(prim[c]))
-            m->m[m->n++] = (mark){MK_NULL, SP_RT_CUDA, prim[c], sp_cuda_ops.null_stream, NULL,
-                                  NULL, legacy_unsafe(SP_RT_CUDA, prim[c])};
-    scan_done(buf, prim);
+    /* The null stream of every place: it covers the blocking streams. */
+    for (int rt = 0; rt < SP_RT_MAX; rt++)
+        m->n += (int)null_marks(rt, &sc, &m->m[m->n]);
+    scan_all_done(&sc);
     for (stream_ent *e = S.streams; e; e = e->next) {
         if (e->capturing) {
             m->saw_capture = 1;
             /* Its pre-capture work (blocking ones: the null marker covers it). */
-            if (!(e->flags & hipStreamNonBlocking))
+            if (!(e->flags & SP_STREAM_NON_BLOCKING))
                 continue;
             if (e->pre) {
                 e->pre->refs++;
-                m->m[m->n++] = (mark){MK_SHARED, e->rt, e->place, NULL, NULL, e->pre, 0};
+                m->m[m->n++] = (mark){MK_SHARED, e->rt, e->place, NULL, NULL, e->pre, 0, 0};
             } else {
                 m->incomplete = 1;
             }
-        } else if (e->flags & hipStreamNonBlocking) {
-            m->m[m->n++] = (mark){MK_STREAM, e->rt, e->place, e->s, NULL, NULL, 0};
+        } else if (e->flags & SP_STREAM_NON_BLOCKING) {
+            m->m[m->n++] = (mark){MK_STREAM, e->rt, e->place, e->s, NULL, NULL, 0,
+                                  needs_switch(e->rt)};
         }
     }
     for (shared_ev *o = S.orphans; o; o = o->next) {
         o->refs++;
-        m->m[m->n++] = (mark){MK_SHARED, o->rt, o->place, NULL, NULL, o, 0};
+        m->m[m->n++] = (mark){MK_SHARED, o->rt, o->place, NULL, NULL, o, 0, 0};
     }
     S.marking++;
     return m;
@@ -758,7 +810,7 @@ int sp_marks_record(sp_marks *m)
 {
     int refused = m->incomplete;
     int old = sp_relaxed_enter();
-    place_state ps[SP_RT_N];
+    place_state ps[SP_RT_MAX];
     memset(ps, 0, sizeof(ps));
     for (int i = 0; i < m->n; i++) {
         mark *k = &m->m[i];
@@ -769,9 +821,9 @@ int sp_marks_record(sp_marks *m)
             refused = 1; /* wait for the capture to end */
             continue;
         }
-        /* HIP: one device needs no switching; CUDA: always the context
-         * (the reaper thread has none of its own). */
-        if (k->rt == SP_RT_CUDA || m->ndev > 1)
+        /* One device needs no switching; a runtime whose events need their
+         * place current gets it always (the reaper thread has none). */
+        if (k->switch_place)
             go_to(k->rt, &ps[k->rt], k->place);
         if (o->stream_query(k->s) == 0)
             continue; /* idle: nothing to wait for */
@@ -795,13 +847,7 @@ int sp_marks_record(sp_marks *m)
             }
         }
     }
-    for (int rt = 0; rt < SP_RT_N; rt++)
-        go_back(rt, &ps[rt]);
-    sp_relaxed_leave(old);
-    sp_lock();
-    S.marking--;
-    sp_lock_broadcast();
-    sp_unlock();
+    marking_done(ps, old);
     return refused ? -1 : 0;
 }
 
@@ -811,14 +857,14 @@ int sp_marks_done(sp_marks *m)
 {
     int done = 1;
     int old = sp_relaxed_enter();
-    place_state ps;
-    memset(&ps, 0, sizeof(ps));
+    place_state ps[SP_RT_MAX];
+    memset(ps, 0, sizeof(ps));
     for (int i = 0; i < m->n && done; i++) {
         mark *k = &m->m[i];
         void *ev = mark_event(k);
         if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
-        go_to_cuda(k->rt, &ps, k->place);
+        go_to_for_events(k->rt, ps, k->place);
         if (sp_rt(k->rt)->event_query(ev) == 0) {
             if (k->kind == MK_SHARED)
                 __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
@@ -826,29 +872,27 @@ int sp_marks_done(sp_marks *m)
             done = 0;
         }
     }
-    go_back(SP_RT_CUDA, &ps);
+    go_back_all(ps);
     sp_relaxed_leave(old);
     return done;
 }
 
 /* The marker's synchronize failed: the wait must still happen (a release,
- * or an ordered unregister, never goes early). Poll the event (600 is "not
- * ready" in HIP and CUDA alike); if the runtime cannot answer for it either,
- * synchronize the marker's stream in its place (the null stream is per
- * device). */
-#define SP_NOT_READY 600
+ * or an ordered unregister, never goes early). Poll the event; if the
+ * runtime cannot answer for it either, synchronize the marker's stream in
+ * its place (the null stream is per place). */
 static int wait_marker_otherwise(const mark *k, void *ev)
 {
     const sp_rt_ops *o = sp_rt(k->rt);
     int e;
-    while ((e = o->event_query(ev)) == SP_NOT_READY)
+    while ((e = o->event_query(ev)) == o->err_not_ready)
         usleep(50);
     if (e == 0 || k->kind == MK_SHARED)
         return e;
-    /* (A CUDA marker's context is current already: sp_marks_wait.) */
+    /* (Where events need their place, it is current already: sp_marks_wait.) */
     place_state here;
     memset(&here, 0, sizeof(here));
-    if (k->place && k->rt != SP_RT_CUDA)
+    if (k->place && !o->place_current_for_events)
         go_to(k->rt, &here, k->place);
     e = o->stream_sync(k->s);
     go_back(k->rt, &here);
@@ -858,14 +902,14 @@ static int wait_marker_otherwise(const mark *k, void *ev)
 void sp_marks_wait(sp_marks *m)
 {
     int old = sp_relaxed_enter();
-    place_state ps;
-    memset(&ps, 0, sizeof(ps));
+    place_state ps[SP_RT_MAX];
+    memset(ps, 0, sizeof(ps));
     for (int i = 0; i < m->n; i++) {
         mark *k = &m->m[i];
         void *ev = mark_event(k);
         if (!ev || (k->kind == MK_SHARED && __atomic_load_n(&k->sh->done, __ATOMIC_RELAXED)))
             continue;
-        go_to_cuda(k->rt, &ps, k->place);
+        go_to_for_events(k->rt, ps, k->place);
         int e = sp_rt(k->rt)->event_sync(ev);
         if (e != 0 && e != sp_rt(k->rt)->err_gone) {
             sp_diag(SP_RUNTIME_ERROR, NULL,
@@ -876,7 +920,7 @@ void sp_marks_wait(sp_marks *m)
         if (e == 0 && k->kind == MK_SHARED)
             __atomic_store_n(&k->sh->done, 1, __ATOMIC_RELAXED);
     }
-    go_back(SP_RT_CUDA, &ps);
+    go_back_all(ps);
     sp_relaxed_leave(old);
 }
 
@@ -886,14 +930,14 @@ void sp_marks_put(sp_marks *m)
 {
     if (!m)
         return;
-    place_state ps;
-    memset(&ps, 0, sizeof(ps));
+    place_state ps[SP_RT_MAX];
+    memset(ps, 0, sizeof(ps));
     for (int i = 0; i < m->n; i++)
         if (m->m[i].kind != MK_SHARED && m->m[i].ev) {
-            go_to_cuda(m->m[i].rt, &ps, m->m[i].place);
+            go_to_for_events(m->m[i].rt, ps, m->m[i].place);
             sp_rt(m->m[i].rt)->event_destroy(m->m[i].ev);
         }
-    go_back(SP_RT_CUDA, &ps);
+    go_back_all(ps);
     sp_lock();
     for (int i = 0; i < m->n; i++) {
         shared_ev *sh = m->m[i].sh;
@@ -922,27 +966,28 @@ void sp_marks_put(sp_marks *m)
 
 void sp_streams_fork_child(void)
 {
-    int ndev = S.ndev;
-    void **ctxs = S.ctxs;
-    int nctx = S.nctx, ctx_cap = S.ctx_cap;
+    int ndev[SP_RT_MAX];
+    memcpy(ndev, S.ndev, sizeof(ndev));
+    place_ent *places = S.places;
+    int nplaces = S.nplaces, places_cap = S.places_cap;
     memset(&S, 0, sizeof(S));
-    S.ndev = ndev;
-    /* The child's CUDA contexts are its own business; the list stays (a
-     * marker on a context the child cannot use fails and is waited out). */
-    S.ctxs = ctxs;
-    S.nctx = nctx;
-    S.ctx_cap = ctx_cap;
+    memcpy(S.ndev, ndev, sizeof(ndev));
+    /* The child's contexts are its own business; the list stays (a marker
+     * on a context the child cannot use fails and is waited out). */
+    S.places = places;
+    S.nplaces = nplaces;
+    S.places_cap = places_cap;
 }
 
-/* ---- CUDA contexts and the device's idleness (reaper/hold.c) -------------- */
+/* ---- places that end, and the device's idleness (reaper/hold.c) ----------- */
 
 void sp_streams_drop_place(int rt, void *place)
 {
-    if (rt != SP_RT_CUDA)
+    if (sp_rt(rt)->ordinal_places)
         return;
-    for (int i = 0; i < S.nctx; i++)
-        if (S.ctxs[i] == place) {
-            S.ctxs[i] = S.ctxs[--S.nctx];
+    for (int i = 0; i < S.nplaces; i++)
+        if (S.places[i].rt == rt && S.places[i].place == place) {
+            S.places[i] = S.places[--S.nplaces];
             break;
         }
     /* Its streams and events died with it: forgotten, never called. */
@@ -976,59 +1021,42 @@ int sp_streams_idle(int rt)
     const sp_rt_ops *o = sp_rt(rt);
     if (!o->present())
         return 1;
-    void *buf[SP_SCAN_BUF], **prim = buf;
-    int nprim = scan_places(rt, buf, &prim);
+    scanned sc;
+    scan_all(&sc, rt);
     sp_lock();
-    size_t cap = (size_t)S.nctx + (size_t)nprim + (size_t)(S.ndev > 0 ? S.ndev : 1);
+    size_t cap = null_marks_cap(rt, &sc);
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;
-    mark *v = sp_mem_alloc(cap * sizeof(*v));
+    mark *v = sp_mem_alloc((cap ? cap : 1) * sizeof(*v));
     if (!v) {
         sp_unlock();
-        scan_done(buf, prim);
+        scan_all_done(&sc);
         return 0;
     }
-    size_t n = 0;
-    if (rt == SP_RT_CUDA) {
-        for (int c = 0; c < S.nctx; c++)
-            v[n++] = (mark){MK_NULL, rt, S.ctxs[c], o->null_stream, NULL, NULL,
-                            legacy_unsafe(rt, S.ctxs[c])};
-        for (int c = 0; c < nprim; c++)
-            if (!known_ctx(prim[c]))
-                v[n++] = (mark){MK_NULL, rt, prim[c], o->null_stream, NULL, NULL,
-                                legacy_unsafe(rt, prim[c])};
-    } else
-        for (int d = 0; d < (S.ndev > 0 ? S.ndev : 1); d++)
-            v[n++] = (mark){MK_NULL, rt, (void *)(intptr_t)d, o->null_stream, NULL, NULL, 0};
+    size_t n = null_marks(rt, &sc, v);
     /* Every stream, blocking ones too: a query of the null stream does not
      * say whether a blocking stream still runs. */
     for (stream_ent *e = S.streams; e && n < cap; e = e->next)
         if (e->rt == rt && !e->capturing && !e->retiring)
-            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0};
+            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0, needs_switch(rt)};
     S.marking++;
-    int ndev = S.ndev;
     sp_unlock();
-    scan_done(buf, prim);
+    scan_all_done(&sc);
     int idle = 1;
     int old = sp_relaxed_enter();
-    place_state ps;
-    memset(&ps, 0, sizeof(ps));
+    place_state ps[SP_RT_MAX];
+    memset(ps, 0, sizeof(ps));
     for (size_t i = 0; i < n && idle; i++) {
         if (v[i].avoid) {
             idle = 0; /* a capture is open there: not idle, not asked */
             break;
         }
-        if (rt == SP_RT_CUDA || ndev > 1)
-            go_to(rt, &ps, v[i].place);
+        if (v[i].switch_place)
+            go_to(rt, &ps[rt], v[i].place);
         if (o->stream_query(v[i].s) != 0)
             idle = 0;
     }
-    go_back(rt, &ps);
-    sp_relaxed_leave(old);
-    sp_lock();
-    S.marking--;
-    sp_lock_broadcast();
-    sp_unlock();
+    marking_done(ps, old);
     sp_mem_free(v);
     return idle;
 }

@@ -28,7 +28,7 @@
 #ifndef SAFEPIN_STREAMS_H
 #define SAFEPIN_STREAMS_H
 
-#include <hip/hip_runtime_api.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,7 +36,7 @@ extern "C" {
 
 typedef struct sp_marks sp_marks;
 
-/* Snapshot what must be covered now. Lock held (released while the CUDA
+/* Snapshot what must be covered now. Lock held (released while the
  * driver is asked which primary contexts are active, and while a capture
  * begin or a stream destroy is half done). NULL if out of memory. */
 sp_marks *sp_marks_take(void);
@@ -56,22 +56,8 @@ int sp_marks_saw_capture(const sp_marks *m);
 /* Lock held: wait until no stream captures (fallback of sp_marks_record). */
 void sp_marks_wait_captures(int *stop);
 
-/* Streams created through the hooks. Lock held. */
-int sp_streams_add(hipStream_t s, unsigned flags, int device);
-/* The number of devices markers cover (hipGetDeviceCount, once). */
-void sp_streams_init_devices(void);
-/* hipStreamDestroy: keeps the stream's queued work covered (a tail marker,
- * or its pre-capture event), then forgets it. Lock NOT held. Returns 1 if
- * the real destroy was handed to the reaper (called from a host function:
- * no runtime call is made here), 0 if the caller makes it now. */
-int sp_streams_destroy(hipStream_t s);
-/* Capture begin: records the pre-capture event and makes the real call.
- * Capture end: makes the real call. Both then track what the runtime says
- * (hipStreamIsCapturing), not what was asked. Lock NOT held. */
-hipError_t sp_streams_begin_capture(hipStream_t s, hipStreamCaptureMode mode);
-hipError_t sp_streams_end_capture(hipStream_t s, hipGraph_t *graph);
-/* 1 if s is capturing (as far as the runtime said). Lock held. */
-int sp_streams_is_capturing(hipStream_t s);
+/* The number of ordinal places (devices) of rt, asked once (device_count). */
+void sp_streams_init_places(int rt);
 /* 1 if this thread began a capture that is still open. Lock held. */
 int sp_streams_thread_captures(void);
 /* Reaper side: 1 if streams have work for it (destroys handed over from
@@ -90,20 +76,26 @@ void sp_streams_fork_child(void);
 int sp_relaxed_enter(void);
 void sp_relaxed_leave(int old);
 
-/* ---- per runtime (runtime.h): the HIP functions above are these with
- * SP_RT_HIP and the device ordinal as place. ------------------------------ */
+/* ---- the streams of runtime rt (runtime.h) ------------------------------ */
 
 /* Lock held. A stream created through a hook, in place (device/context). */
 int sp_streams_add_rt(int rt, void *s, unsigned flags, void *place);
-/* Lock held. A CUDA context whose legacy stream markers must cover. */
+/* Lock held. A place (context) whose null stream markers must cover. */
 int sp_streams_add_place(int rt, void *place);
-/* Lock held. A destroyed CUDA context: its place, streams and events are
+/* Lock held. A destroyed place (context): its streams and events are
  * forgotten without any call (they died with it). */
 void sp_streams_drop_place(int rt, void *place);
+/* 1 if s is capturing (as far as the runtime said). Lock held. */
 int sp_streams_is_capturing_rt(int rt, void *s);
+/* A destroy: keeps the stream's queued work covered (a tail marker, or its
+ * pre-capture event), then forgets it. Lock NOT held. Returns 1 if the
+ * real destroy was handed to the reaper (called from a host function: no
+ * runtime call is made here), 0 if the caller makes it now. */
 int sp_streams_destroy_rt(int rt, void *s);
-/* The real begin or end capture, made by the tracker: returns its code. */
-typedef int (*sp_capture_call)(void *arg);
+/* Capture begin: records the pre-capture event and makes the real call
+ * (call); capture end: makes it. Both then track what the runtime says
+ * (stream_capturing), not what was asked. Lock NOT held. Returns its code. */
+typedef int (*sp_capture_call)(void *s, void *arg);
 int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
 int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
 /* Lock NOT held. 1 if every stream of rt known to safepin (each place's

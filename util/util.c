@@ -1,5 +1,6 @@
 /*
- * util.c - allocation that bypasses safepin's own hooks, and the clock.
+ * util.c - allocation that bypasses safepin's own hooks, the clock, the page
+ * size, libc's own free and munmap.
  *
  * Memory comes from glibc's __libc_* functions, so the library's own free
  * hook never sees it; allocation failure is a return value, never fatal.
@@ -12,6 +13,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+__thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t sz);
@@ -97,3 +100,36 @@ int sp_gettid(void)
 }
 
 void sp_gettid_fork_child(void) { __atomic_fetch_add(&g_tid_gen, 1, __ATOMIC_RELAXED); }
+
+size_t sp_page_size(void)
+{
+    static size_t pg;
+    size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
+    if (!v) {
+        v = (size_t)sysconf(_SC_PAGESIZE);
+        __atomic_store_n(&pg, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+static void (*libc_free)(void *);
+static int (*libc_munmap)(void *, size_t);
+
+void sp_libc_set(void (*free_fn)(void *), int (*munmap_fn)(void *, size_t))
+{
+    __atomic_store_n(&libc_free, free_fn, __ATOMIC_RELEASE);
+    __atomic_store_n(&libc_munmap, munmap_fn, __ATOMIC_RELEASE);
+}
+
+void sp_libc_free(void *p)
+{
+    void (*f)(void *) = __atomic_load_n(&libc_free, __ATOMIC_ACQUIRE);
+    if (f)
+        f(p);
+}
+
+int sp_libc_munmap(void *addr, size_t len)
+{
+    int (*f)(void *, size_t) = __atomic_load_n(&libc_munmap, __ATOMIC_ACQUIRE);
+    return f ? f(addr, len) : (int)syscall(SYS_munmap, addr, len);
+}

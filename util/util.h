@@ -41,6 +41,24 @@ uint64_t sp_now_ns(void);
 int sp_gettid(void);
 void sp_gettid_fork_child(void);
 
+/* > 0 while the calling thread runs a host function of the program (a
+ * stream callback or a launched host function, through core/'s
+ * trampolines): the runtime's own thread, which must not wait for device
+ * work, and where safepin makes no runtime call. Initial-exec TLS: read by
+ * the memory hooks, which must not call __tls_get_addr. */
+/* The system's page size (sysconf, asked once). */
+size_t sp_page_size(void);
+
+/* libc's own free and munmap, for what the core frees or unmaps for the
+ * program (deferred actions): interpose/ sets them at start-up (sp_libc_set).
+ * Unset, a free leaks the block (safer than handing it to an allocator that
+ * may not own it) and munmap is the system call. */
+void sp_libc_set(void (*free_fn)(void *), int (*munmap_fn)(void *, size_t));
+void sp_libc_free(void *p);
+int sp_libc_munmap(void *addr, size_t len);
+
+extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
+
 #ifdef __cplusplus
 }
 #endif

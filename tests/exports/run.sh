@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/exports/run.sh - the one list of hooked functions (runtime/hip.inc,
-# runtime/libc.inc), the export map (interpose/libsafepin.map) and what
+# tests/exports/run.sh - the one list of hooked functions (hip/hip.inc,
+# interpose/libc.inc), the export map (interpose/libsafepin.map) and what
 # libsafepin.so really exports must name the same functions. Prints TAP
 # lines ("ok - ..." / "not ok - ...: why").
 #
@@ -26,7 +26,7 @@ list_names() {
         '#define SP_LIBC(kind, ret, name, params) LIBC name' \
         '#define SP_CU(kind, ret, name, params) CU_##kind name' \
         '#include "hip.inc"' '#include "libc.inc"' '#include "cuda_real.inc"' |
-        cpp -P -Iruntime -Icuda - |
+        cpp -P -Ihip -Iinterpose -Icuda - |
         awk '$1 == "HIP_HOOK" || $1 == "LIBC" || $1 == "CU_HOOK" || $1 == "CU_RT" { print $2 }' | sort
 }
 # The global names of a version script (between "global:" and "local:").
@@ -49,7 +49,7 @@ same() {
 LIST=$(list_names)
 n=$(echo "$LIST" | grep -c .)
 if [ "$n" -lt 20 ]; then
-    not_ok "the list is read" "only $n names from runtime/hip.inc and libc.inc"
+    not_ok "the list is read" "only $n names from hip/hip.inc and libc.inc"
 fi
 
 # The comparison can fail: a map that lost hipFree and gained a stray name.
@@ -62,7 +62,7 @@ else
     not_ok "a map that disagrees with the list is caught" "the altered map passed"
 fi
 
-same "$MAP names exactly the functions of runtime/hip.inc (HOOK) and libc.inc" \
+same "$MAP names exactly the functions of hip/hip.inc (HOOK) and libc.inc" \
     "$LIST" "$(map_names "$MAP")"
 if [ -f "$LIB" ]; then
     same "$LIB exports exactly the functions of the list" "$LIST" "$(lib_names "$LIB")"

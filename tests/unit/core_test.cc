@@ -586,7 +586,7 @@ TEST_F(Core, RefusedCaptureCallsKeepTheCaptureKnown)
         else
             EXPECT_NE(sp_stream_end_capture(cs, nullptr), hipSuccess);
         sp_lock();
-        EXPECT_TRUE(sp_streams_is_capturing(cs)) << "variant " << variant;
+        EXPECT_TRUE(sp_streams_is_capturing_rt(SP_RT_HIP, cs)) << "variant " << variant;
         sp_unlock();
         ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
         ASSERT_EQ(sp_reaper_drain(5000), 0u);
@@ -598,7 +598,7 @@ TEST_F(Core, RefusedCaptureCallsKeepTheCaptureKnown)
             EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
         }
         sp_lock();
-        EXPECT_FALSE(sp_streams_is_capturing(cs));
+        EXPECT_FALSE(sp_streams_is_capturing_rt(SP_RT_HIP, cs));
         sp_unlock();
         ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
         free(buf);

@@ -1,4 +1,4 @@
-// elf_lookup_test.cc - runtime/elf_lookup.c against the dynamic linker's
+// elf_lookup_test.cc - interpose/elf_lookup.c against the dynamic linker's
 // own answers: glibc's functions found in libc's table by exact version,
 // a symbol's default definition, and the RTLD_NEXT search after an object.
 // (This binary links safepin's core, not its exports: dlvsym here is

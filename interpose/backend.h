@@ -77,11 +77,6 @@ void sp_backend_fill_one(const char *name, void *fn);
  * is set once, atomically, from empty. */
 void sp_backend_offer(void *handle, const char *name, void *fn);
 
-/* > 0 while the calling thread runs a host function of the program (a
- * stream callback or hipLaunchHostFunc): the runtime's own thread, which
- * must not wait for device work. Initial-exec TLS: read by the memory
- * hooks, which must not call __tls_get_addr. */
-extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
 
 #ifdef __cplusplus
 }

@@ -17,8 +17,6 @@
 
 sp_backend sp_real;
 
-__thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
-
 static const struct {
     const char *name;
     int kind;

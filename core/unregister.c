@@ -1,0 +1,112 @@
+/*
+ * unregister.c - the unregister hook: double and interior unregisters,
+ * nesting, and the stream-ordered release in its three modes (sync,
+ * ordered with back-pressure, async), deferred inside host functions.
+ */
+#include "core.h"
+#include "core_internal.h"
+
+sp_range *sp_core_settled_containing(uintptr_t p)
+{
+    for (;;) {
+        sp_range *r = sp_reg_find_containing(p);
+        if (!r || !r->registering)
+            return r;
+        sp_lock_wait();
+    }
+}
+
+/* Not the runtime's range of safepin's: the runtime answers (it may hold
+ * registrations safepin never saw, or have no device at all); its error
+ * passes through. Lock held on entry, released on return. */
+static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_site *site)
+{
+    uintptr_t base = (uintptr_t)p;
+    int dbl = sp_reaper_recently_released(base);
+    uint64_t tok = sp_reg_op_begin(base, 1);
+    sp_unlock();
+    int e = o->host_unregister(p);
+    sp_lock();
+    sp_reg_op_end(tok);
+    if (e == o->err_not_registered) {
+        if (dbl)
+            sp_diag(SP_DOUBLE_UNREGISTER, NULL, "%s(%p)%s: already unregistered (and released)",
+                    c->name, p, c->via);
+        else
+            sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "%s(%p)%s: not a registered pointer", c->name, p,
+                    c->via);
+    }
+    sp_unlock();
+    sp_site_free(site);
+    return e;
+}
+
+int sp_core_unregister(int rt, const sp_call *c, void *p)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    SP_TRACE("%s(%p)%s%s", c->name, p, c->via, sp_tls_in_hostfn ? " in a host function" : "");
+    if (!p) {
+        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(NULL)%s", c->name, c->via);
+        return o->err_invalid_value;
+    }
+    uintptr_t base = (uintptr_t)p;
+    sp_site *site = sp_site_capture_entry();
+
+    sp_lock();
+    sp_range *r = sp_core_settled_containing(base);
+    if (!r || r->rt != rt)
+        return unregister_unknown(o, c, p, site);
+    if (r->base != base) {
+        sp_diag(SP_UNREGISTER_INTERIOR, r,
+                "%s(%p)%s: %zu bytes inside the range 0x%lx (%zu bytes); %s, the range stays %s",
+                c->name, p, c->via, (size_t)(base - r->base), (unsigned long)r->base, r->size,
+                o->code_name(o->err_interior),
+                r->state == SP_RANGE_LIVE ? "registered" : "pending release");
+        sp_unlock();
+        sp_site_free(site);
+        return o->err_interior;
+    }
+    if (r->state == SP_RANGE_RELEASING) {
+        sp_diag(SP_DOUBLE_UNREGISTER, r, "%s(%p)%s: already unregistered", c->name, p, c->via);
+        sp_unlock();
+        sp_site_free(site);
+        return o->err_not_registered;
+    }
+    if (--r->nest > 0) {
+        sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
+        sp_unlock();
+        sp_site_free(site);
+        return 0;
+    }
+    sp_site_free(sp_sites(r)->unreg);
+    sp_sites(r)->unreg = site;
+    r->t_unregister_ns = sp_now_ns();
+    sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
+    uint64_t id = r->id;
+    sp_reaper_release(r);
+    int mode = sp_opt.unreg_mode;
+    if (sp_tls_in_hostfn)
+        mode = SP_UNREG_ASYNC; /* waiting here could wait for this very host function (G8) */
+    if (mode == SP_UNREG_SYNC && sp_streams_thread_captures())
+        mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
+    if (mode == SP_UNREG_SYNC)
+        sp_reaper_wait_range(base, id);
+    else if (mode == SP_UNREG_ORDERED && !sp_streams_thread_captures())
+        sp_reaper_wait_backlog();
+    sp_unlock();
+    /* Ordered: the reaper is woken after the wait, not before. Its markers,
+     * recorded later, cover more work: what other threads enqueue during
+     * the wait too. That is safe (G1 asks for at least the work before the
+     * call) and cannot delay the release forever: the markers are recorded
+     * once, so they wait only for work enqueued before a finite moment,
+     * which completes as the program's own synchronization would (work that
+     * never completes would block an earlier marker as well). The release
+     * completes no sooner either way (its markers wait at least for what
+     * this thread waits for); recorded after the wait they are mostly
+     * queries of idle streams, and meanwhile the reaper records no event on
+     * the streams this thread waits on. */
+    if (mode == SP_UNREG_ORDERED)
+        sp_wait_prior_work();
+    sp_reaper_kick();
+    return 0;
+}

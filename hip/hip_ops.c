@@ -1,0 +1,221 @@
+/*
+ * hip_ops.c - the HIP runtime's table (runtime.h): what the core calls in
+ * HIP (through the backend table, sp_real), its codes and its policy.
+ */
+#include "internal.h"
+#include "runtime.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int hip_present(void) { return sp_real.hipEventCreateWithFlags != NULL; }
+
+static int hip_record(void *s, void **ev)
+{
+    hipEvent_t e = NULL;
+    hipError_t r = sp_real.hipEventCreateWithFlags(&e, hipEventDisableTiming);
+    if (r != hipSuccess)
+        return (int)r;
+    r = sp_real.hipEventRecord(e, (hipStream_t)s);
+    if (r != hipSuccess) {
+        sp_real.hipEventDestroy(e);
+        return (int)r;
+    }
+    *ev = e;
+    return 0;
+}
+
+static int hip_event_query(void *ev)
+{
+    return sp_real.hipEventQuery ? (int)sp_real.hipEventQuery((hipEvent_t)ev) : -1;
+}
+
+static int hip_event_sync(void *ev) { return (int)sp_real.hipEventSynchronize((hipEvent_t)ev); }
+
+static void hip_event_destroy(void *ev)
+{
+    if (sp_real.hipEventDestroy)
+        sp_real.hipEventDestroy((hipEvent_t)ev);
+}
+
+static int hip_stream_query(void *s)
+{
+    return sp_real.hipStreamQuery ? (int)sp_real.hipStreamQuery((hipStream_t)s) : -1;
+}
+
+static int hip_stream_sync(void *s) { return (int)sp_real.hipStreamSynchronize((hipStream_t)s); }
+
+static void hip_stream_destroy(void *s)
+{
+    if (sp_real.hipStreamDestroy)
+        sp_real.hipStreamDestroy((hipStream_t)s);
+}
+
+static int hip_stream_capturing(void *s, int *capturing)
+{
+    if (!sp_real.hipStreamIsCapturing)
+        return -1;
+    hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+    hipError_t e = sp_real.hipStreamIsCapturing((hipStream_t)s, &st);
+    if (e == hipSuccess)
+        *capturing = st != hipStreamCaptureStatusNone;
+    return (int)e;
+}
+
+static void hip_exchange_mode(int *mode)
+{
+    if (!sp_real.hipThreadExchangeStreamCaptureMode)
+        return;
+    hipStreamCaptureMode m = (hipStreamCaptureMode)*mode;
+    sp_real.hipThreadExchangeStreamCaptureMode(&m);
+    *mode = (int)m;
+}
+
+static int hip_get_place(void **place)
+{
+    int d = 0;
+    if (!sp_real.hipGetDevice || sp_real.hipGetDevice(&d) != hipSuccess)
+        return -1;
+    *place = (void *)(intptr_t)d;
+    return 0;
+}
+
+static int hip_set_place(void *place)
+{
+    return sp_real.hipSetDevice ? (int)sp_real.hipSetDevice((int)(intptr_t)place) : -1;
+}
+
+/* The device current at the call stays as it was (HIP unregisters on any). */
+static int hip_unregister(void *place, void *p)
+{
+    (void)place;
+    return (int)sp_real.hipHostUnregister(p);
+}
+
+static int hip_mem_free(void *place, void *p)
+{
+    (void)place;
+    return sp_real.hipFree ? (int)sp_real.hipFree(p) : (int)hipErrorNotInitialized;
+}
+
+/* The program's calls, as made. */
+static int hip_host_unregister(void *p)
+{
+    return SP_REAL_HIP(hipHostUnregister) ? (int)sp_real.hipHostUnregister(p)
+                                          : (int)hipErrorHostMemoryNotRegistered;
+}
+
+static int hip_device_free(void *p)
+{
+    return SP_REAL_HIP(hipFree) ? (int)sp_real.hipFree(p) : (int)hipErrorNotInitialized;
+}
+
+static int hip_device_count(void)
+{
+    int n = 0;
+    if (!sp_real.hipGetDeviceCount || sp_real.hipGetDeviceCount(&n) != hipSuccess)
+        return 1;
+    return n;
+}
+
+static int hip_where(void **place, int *device)
+{
+    int d = 0;
+    if (!sp_real.hipGetDevice || sp_real.hipGetDevice(&d) != hipSuccess)
+        return -1;
+    *place = (void *)(intptr_t)d;
+    if (device)
+        *device = d;
+    return 0;
+}
+
+static int hip_knows(const void *p)
+{
+    if (!sp_real.hipPointerGetAttributes)
+        return 0;
+    hipPointerAttribute_t a;
+    memset(&a, 0, sizeof(a));
+    return sp_real.hipPointerGetAttributes(&a, p) == hipSuccess && (a.hostPointer || a.devicePointer);
+}
+
+/* 1 if attributes a (an answer of the real runtime) name device memory.
+ * The memory-type values changed in HIP 6.0 (5.x: host 0, device 1; 6.x:
+ * unregistered 0, host 1, device 2) within the same struct layout, so they
+ * are read by the runtime's version, asked once. */
+static int attr_is_device(const hipPointerAttribute_t *a)
+{
+    static int device_type = -1; /* the runtime's value for device memory */
+    int t = __atomic_load_n(&device_type, __ATOMIC_RELAXED);
+    if (t < 0) {
+        int v = 0;
+        if (!sp_real.hipRuntimeGetVersion || sp_real.hipRuntimeGetVersion(&v) != hipSuccess)
+            v = 0;
+        t = v >= 60000000 ? 2 : 1;
+        __atomic_store_n(&device_type, t, __ATOMIC_RELAXED);
+    }
+    return (int)a->memoryType == t;
+}
+
+static int hip_device_pointer(void *p)
+{
+    hipPointerAttribute_t a;
+    memset(&a, 0, sizeof(a));
+    return sp_real.hipPointerGetAttributes && sp_real.hipPointerGetAttributes(&a, p) == hipSuccess &&
+           attr_is_device(&a) && a.devicePointer == p;
+}
+
+static const char *hip_code_name(int code)
+{
+    switch (code) {
+    case hipErrorInvalidValue: return "hipErrorInvalidValue";
+    case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
+    case hipErrorHostMemoryAlreadyRegistered: return "hipErrorHostMemoryAlreadyRegistered";
+    case hipErrorHostMemoryNotRegistered: return "hipErrorHostMemoryNotRegistered";
+    default: return "a HIP error";
+    }
+}
+
+static const char *hip_error_name(int code)
+{
+    if (sp_tls_in_hostfn || !sp_real.hipGetErrorName)
+        return NULL;
+    return sp_real.hipGetErrorName((hipError_t)code);
+}
+
+static const int hip_state_errors[] = {
+    hipErrorNotReady, hipErrorOutOfMemory, hipErrorNotInitialized, hipErrorDeinitialized,
+    hipErrorIllegalAddress, hipErrorLaunchFailure, hipErrorLaunchTimeOut, hipErrorAssert,
+    hipErrorStreamCaptureInvalidated, hipErrorUnknown, 0,
+};
+
+/* What HIP lacks: no scan (its places are ordinals), nothing after a register. */
+#define hip_scan_places NULL
+#define hip_registered NULL
+
+static const sp_rt_ops hip_ops = {
+    SP_RT_NAMES("HIP", "hip", "the runtime's", "hipHostRegister",
+                "hipHostUnregister", "hipFree"),
+    SP_RT_CODES((int)hipErrorHostMemoryNotRegistered, (int)hipErrorHostMemoryAlreadyRegistered,
+                (int)hipErrorInvalidValue, (int)hipErrorOutOfMemory, (int)hipErrorNotReady,
+                (int)hipErrorStreamCaptureInvalidated,
+                /* an interior unregister */ (int)hipErrorHostMemoryNotRegistered,
+                /* a pending range's free in a host function */ (int)hipErrorInvalidValue,
+                /* torn down */ -1),
+    .state_errors = hip_state_errors,
+    .null_stream = NULL, .per_thread_stream = (void *)hipStreamPerThread,
+    /* policy (runtime.h) */
+    .device_wide_unregister = 0, .runtime_refuses_overlap = 0,
+    .nest_note = "", .defer_free_in_host_fn = 1,
+    .defer_destroy_in_host_fn = 1, .serialize_queries = 1,
+    .ordinal_places = 1, .place_current_for_events = 0,
+    .null_stream_breaks_capture = 0,
+    SP_RT_CALLS(hip),
+};
+
+void sp_hip_face_init(void)
+{
+    sp_rt_register(SP_RT_HIP, &hip_ops);
+    sp_streams_init_places(SP_RT_HIP);
+    if (hip_present())
+        sp_diag_runtime_used(SP_RT_HIP);
+}
