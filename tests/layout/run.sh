@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tests/layout/run.sh - the core names no runtime, as TAP lines.
+#
+# The core (util registry diag runtime streams reaper core) reaches a
+# runtime only through the table a face registers (runtime/runtime.h):
+#   1. no core object takes a symbol from a face's objects (hip/, cuda/),
+#      nor from interpose/ beyond the libc names it exports (nm);
+#   2. the check sees such a reference where there is one: the faces'
+#      objects do take symbols from the core's (a control);
+#   3. no core source includes a runtime's header or a face's;
+#   4. the core links alone: tests/unit-core's binary (a toy runtime) has
+#      no undefined symbol that a face would define.
+# Usage: BUILD=build tests/layout/run.sh
+set -u
+BUILD=${BUILD:-build}
+OBJ=$BUILD/obj
+CORE_DIRS="util registry diag runtime streams reaper core"
+FACE_DIRS="hip cuda"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+ok()     { echo "ok - $1"; }
+not_ok() { fails=$((fails + 1)); echo "not ok - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+
+objs() { for d in "$@"; do ls "$OBJ/$d"/*.o 2>/dev/null; done; }
+undef() { for o in "$@"; do nm -u "$o" | awk '{print $2}'; done | sort -u; }
+defined() { for o in "$@"; do nm --defined-only "$o" | awk '$2 ~ /^[TDBRVWGS]$/ {print $3}'; done | sort -u; }
+
+core_objs=$(objs $CORE_DIRS)
+face_objs=$(objs $FACE_DIRS)
+if [ -z "$core_objs" ] || [ -z "$face_objs" ]; then
+    echo "not ok - objects missing under $OBJ (build first)"; exit 1
+fi
+undef $core_objs >"$TMP/core.u"
+defined $core_objs >"$TMP/core.d"
+undef $face_objs >"$TMP/face.u"
+defined $face_objs >"$TMP/face.d"
+defined $(objs interpose) >"$TMP/interpose.d"
+# The libc names interpose/ exports (libc.inc): the core calls libc's.
+sed -n 's/^SP_LIBC([A-Z]*, *[^,]*, *\([A-Za-z_0-9]*\),.*/\1/p' interpose/libc.inc | sort -u >"$TMP/libc.n"
+
+comm -12 "$TMP/core.u" "$TMP/face.d" >"$TMP/bad1"
+if [ ! -s "$TMP/bad1" ]; then
+    ok "no core object takes a symbol from a face ($(echo $core_objs | wc -w) core objects, $(echo $face_objs | wc -w) face objects)"
+else
+    not_ok "no core object takes a symbol from a face" "$(tr '\n' ' ' <"$TMP/bad1")"
+fi
+comm -12 "$TMP/core.u" "$TMP/interpose.d" | comm -23 - "$TMP/libc.n" >"$TMP/bad2"
+if [ ! -s "$TMP/bad2" ]; then
+    ok "no core object takes a symbol from interpose/ (beyond libc's names)"
+else
+    not_ok "no core object takes a symbol from interpose/" "$(tr '\n' ' ' <"$TMP/bad2")"
+fi
+n=$(comm -12 "$TMP/face.u" "$TMP/core.d" | grep -c '^sp_core_register$')
+if [ "$n" -eq 1 ]; then
+    ok "control: the check sees the faces' references into the core (sp_core_register)"
+else
+    not_ok "control: the check sees the faces' references into the core"
+fi
+
+bad=$(grep -lE '#include *[<"](hip/|cuda|backend\.h|hip\.h|cuda_[a-z]*\.h|interpose\.h|internal\.h")' \
+      $(for d in $CORE_DIRS; do ls $d/*.c $d/*.h 2>/dev/null; done) 2>/dev/null)
+if [ -z "$bad" ]; then
+    ok "no core source includes a runtime's or a face's header"
+else
+    not_ok "no core source includes a runtime's or a face's header" "$bad"
+fi
+
+BIN=$BUILD/tests/unit_core_tests
+if [ -x "$BIN" ]; then
+    undef "$BIN" | comm -12 - "$TMP/face.d" >"$TMP/bad3"
+    if [ ! -s "$TMP/bad3" ] && ! nm "$BIN" | grep -qE ' [TD] (sp_host_register|sp_cu_host_register|sp_hip_face_init|sp_cuda_face_init)$'; then
+        ok "the core links alone (the toy runtime's test binary has no face in it)"
+    else
+        not_ok "the core links alone" "$(tr '\n' ' ' <"$TMP/bad3")"
+    fi
+else
+    not_ok "the core links alone ($BIN missing)"
+fi
+[ "$fails" -eq 0 ]
