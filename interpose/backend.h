@@ -1,14 +1,14 @@
 /*
- * backend.h - the real functions: the only place that names the runtime.
+ * backend.h - the real functions of libc and of HIP.
  *
- * sp_real holds a pointer per entry of hip.inc and per libc hook of
+ * sp_real holds a pointer per entry of hip/hip.inc and per libc hook of
  * libc.inc (slots.inc lists them). real.c, next to it, fills
  * it with dlsym(RTLD_NEXT) once; unit tests fill it with whatever they test
- * against (simhip, or fakes). A second runtime (CUDA) would be a second
- * table, not a fork of the logic.
+ * against (simhip, or fakes). The CUDA face has its own (cuda_real.h); the
+ * core sees neither (it reaches libc through util's sp_libc_*, a runtime
+ * through its table).
  *
- * Dependencies: diag/ (the resolver logs). Callers: streams/, reaper/,
- * interpose/.
+ * Dependencies: diag/ (the resolver logs). Callers: interpose/, hip/.
  */
 #ifndef SAFEPIN_BACKEND_H
 #define SAFEPIN_BACKEND_H

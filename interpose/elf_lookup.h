@@ -7,7 +7,7 @@
  * questions the dlvsym hook asks about other objects, without calling them.
  * Nothing here allocates, locks (beyond dl_iterate_phdr's own lock) or logs.
  *
- * Dependencies: none. Callers: runtime/real.c, interpose/dlvsym.c.
+ * Dependencies: none. Callers: interpose/real.c, interpose/dlvsym.c.
  */
 #ifndef SAFEPIN_ELF_LOOKUP_H
 #define SAFEPIN_ELF_LOOKUP_H
