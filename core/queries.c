@@ -17,8 +17,10 @@ int sp_core_device_free(int rt, const sp_call *c, void *p)
 {
     const sp_rt_ops *o = sp_rt(rt);
     int defer = sp_tls_in_hostfn && o->defer_free_in_host_fn;
-    if (!p || (sp_reg_empty() && !defer))
+    if (!p)
         return o->device_free(p);
+    if (sp_reg_empty() && !defer && !o->serialize_queries)
+        return o->device_free(p); /* nothing to serialize with */
     sp_lock();
     sp_range *r = sp_core_settled_containing((uintptr_t)p);
     if (r && r->state == SP_RANGE_LIVE) {
@@ -64,7 +66,8 @@ int sp_core_device_free(int rt, const sp_call *c, void *p)
 void *sp_core_query_begin(int rt, const void *p, uint64_t *tok)
 {
     *tok = 0;
-    if (!p || sp_reg_empty())
+    int serialize = sp_rt(rt)->serialize_queries;
+    if (!p || (sp_reg_empty() && !serialize))
         return (void *)p;
     sp_lock();
     sp_range *r = sp_core_settled_containing((uintptr_t)p);
@@ -72,7 +75,7 @@ void *sp_core_query_begin(int rt, const void *p, uint64_t *tok)
         sp_unlock();
         return &probe_byte;
     }
-    if (sp_rt(rt)->serialize_queries)
+    if (serialize)
         *tok = sp_reg_op_begin((uintptr_t)p, 1);
     sp_unlock();
     return (void *)p;

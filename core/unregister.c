@@ -83,30 +83,40 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     r->t_unregister_ns = sp_now_ns();
     sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
     uint64_t id = r->id;
-    sp_reaper_release(r);
     int mode = sp_opt.unreg_mode;
     if (sp_tls_in_hostfn)
         mode = SP_UNREG_ASYNC; /* waiting here could wait for this very host function (G8) */
-    if (mode == SP_UNREG_SYNC && sp_streams_thread_captures())
+    int captures = sp_streams_thread_captures();
+    if (mode == SP_UNREG_SYNC && captures)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
+    uint64_t seq = 0;
+    if (mode == SP_UNREG_ORDERED)
+        seq = sp_reaper_release_ordered(r);
+    else
+        sp_reaper_release(r);
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
-    else if (mode == SP_UNREG_ORDERED && !sp_streams_thread_captures())
+    if (mode == SP_UNREG_ORDERED && !captures)
         sp_reaper_wait_backlog();
     sp_unlock();
-    /* Ordered: the reaper is woken after the wait, not before. Its markers,
-     * recorded later, cover more work: what other threads enqueue during
-     * the wait too. That is safe (G1 asks for at least the work before the
-     * call) and cannot delay the release forever: the markers are recorded
-     * once, so they wait only for work enqueued before a finite moment,
-     * which completes as the program's own synchronization would (work that
-     * never completes would block an earlier marker as well). The release
-     * completes no sooner either way (its markers wait at least for what
-     * this thread waits for); recorded after the wait they are mostly
-     * queries of idle streams, and meanwhile the reaper records no event on
-     * the streams this thread waits on. */
-    if (mode == SP_UNREG_ORDERED)
-        sp_wait_prior_work();
+    /* Ordered: the caller waits for the device work enqueued before the
+     * call (every stream, as the runtime's own unregister does), then
+     * completes the release here: no second wait on the reaper while the
+     * program goes on, and the memory is the program's again at once (a
+     * free of it is not deferred). Where no marker set could be recorded,
+     * or this thread captures (its captured work never runs: the release
+     * must not wait for it), the reaper releases it with markers of its
+     * own (G1, G6). */
+    if (mode == SP_UNREG_ORDERED) {
+        int covered = sp_wait_prior_work() && !captures;
+        /* Relaxed, as on the reaper: another thread's capture in global
+         * mode must not see (and be invalidated by) safepin's real call. */
+        int old = sp_relaxed_enter();
+        sp_lock();
+        sp_reaper_release_here(base, id, seq, covered);
+        sp_unlock();
+        sp_relaxed_leave(old);
+    }
     sp_reaper_kick();
     return 0;
 }

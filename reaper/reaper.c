@@ -27,6 +27,8 @@ typedef struct sp_release {
     uint64_t seq;           /* submission sequence of its current release */
     unsigned queued : 1;    /* on the queue */
     unsigned in_batch : 1;  /* taken by the reaper, markers being waited on */
+    unsigned waiting : 1;   /* an ordered unregister waits for the work before it
+                               and completes the release itself (not queued) */
 } sp_release;
 
 #define RELEASE_PART ((SP_SITES_PART_END + 7) & ~(size_t)7)
@@ -98,7 +100,8 @@ static void start_reaper(void)
     R.started = 1;
 }
 
-void sp_reaper_release(sp_range *r)
+/* Lock held. r leaves LIVE (or starts a new release); its sequence. */
+static uint64_t start_release(sp_range *r)
 {
     if (r->state != SP_RANGE_RELEASING) {
         r->state = SP_RANGE_RELEASING;
@@ -109,6 +112,21 @@ void sp_reaper_release(sp_range *r)
     if (!r->t_unregister_ns)
         r->t_unregister_ns = sp_now_ns();
     SP_COUNT(releases_submitted);
+    return rel(r)->seq;
+}
+
+uint64_t sp_reaper_release_ordered(sp_range *r)
+{
+    uint64_t seq = start_release(r);
+    if (!rel(r)->queued && !rel(r)->in_batch)
+        rel(r)->waiting = 1;
+    return seq;
+}
+
+void sp_reaper_release(sp_range *r)
+{
+    start_release(r);
+    rel(r)->waiting = 0;
     if (!rel(r)->queued && !rel(r)->in_batch)
         enqueue(r);
     start_reaper();
@@ -451,6 +469,28 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
         }
         r = next;
     }
+}
+
+int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered)
+{
+    sp_range *r = sp_reg_find_containing(base);
+    if (!r || r->base != base || r->id != id || rel(r)->seq != seq || !rel(r)->waiting)
+        return 0; /* gone, or released again since (that release is another's) */
+    rel(r)->waiting = 0;
+    if (r->state != SP_RANGE_RELEASING)
+        return 0; /* revived meanwhile */
+    if (covered && !r->unregistering && !R.abandoned && !R.stop) {
+        SP_COUNT(releases_inline);
+        complete_release(r);
+        return 1;
+    }
+    /* Not known to be covered (no marker set could be recorded, or this
+     * thread captures): the reaper releases it, with markers of its own. */
+    enqueue(r);
+    start_reaper();
+    if (R.idle)
+        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
 /* Lock held. One batch: take it, wait for the device work enqueued before

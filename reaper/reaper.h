@@ -33,6 +33,21 @@ extern "C" {
  * pay for a wake-up made while holding the lock), or by any wait below. */
 void sp_reaper_release(sp_range *r);
 
+/* An ordered unregister: r's release starts (as sp_reaper_release) but is
+ * not queued: the caller waits for the device work enqueued before its
+ * call (sp_wait_prior_work), then completes the release itself, in its own
+ * thread, as the runtime's own unregister would, so the memory is the
+ * program's again when the call returns and the reaper never waits on the
+ * device while the program goes on. Returns the release's sequence. Lock
+ * held. */
+uint64_t sp_reaper_release_ordered(sp_range *r);
+/* After that wait: covered 1 when a marker set taken after the release
+ * started has completed (it covers every operation enqueued before the
+ * call). Completes the release (1) unless r was revived or released again
+ * meanwhile; not covered, it is queued for the reaper instead. Lock held
+ * (released around the real unregister). */
+int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered);
+
 /* Wake the reaper if work was queued while it slept. No lock needed. */
 void sp_reaper_kick(void);
 

@@ -88,8 +88,9 @@ typedef struct sp_rt_ops {
     /* 1: a stream destroy from a host function is deferred to the reaper
      * (HIP); 0: the runtime refuses it there itself (CUDA's 800). */
     int defer_destroy_in_host_fn;
-    /* 1: an attribute query of a pointer is serialized with the real
-     * unregister of that pointer (HIP segfaults on that pair). */
+    /* 1: a query of a pointer (and its device free) is serialized with
+     * any real unregister of that pointer, always, whether or not safepin
+     * tracks it (HIP segfaults on that pair). */
     int serialize_queries;
     /* Places: 1 when they are device ordinals 0..device_count()-1, each
      * with its null stream (HIP); 0 when they are handles (contexts) made
