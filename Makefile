@@ -525,7 +525,7 @@ GPU_LEGACY_SKIP := two_dev_launches unreg_free_reuse main_pthread_exit
 GPU_LEGACY := $(filter-out $(addprefix $(GB)/legacy/,$(GPU_LEGACY_SKIP)),\
                 $(patsubst tests/legacy/%.c,$(GB)/legacy/%,$(LEGACY_SRC)))
 GPU_BINS  := $(GB)/hazards-static $(GB)/hazards-shared $(GB)/hazards-driver $(GB)/gpubench \
-             $(GPU_LEGACY)
+             $(GB)/alloc_heavy $(GPU_LEGACY)
 
 $(GB)/%.o: $(GT)/%.cu
 	@mkdir -p $(dir $@)
@@ -561,6 +561,13 @@ $(GB)/hazards-driver: $(GT)/hazards.c $(GT)/gpu_drv.c $(GT)/gpu_api.h $(GT)/real
 
 $(GB)/gpubench: $(GB)/gpubench.c.o $(GB)/gpu_rt_static.o $(GB)/kernels.o
 	$(call say,NVCC,$@)$(NVCC) -o $@ $^ -lpthread
+
+# make bench's allocation-heavy whole program, its registered variant on
+# NVIDIA's runtime API (cudaHostRegister; nvcc's static cudart, as gpubench).
+$(GB)/alloc_heavy: bench/alloc_heavy.c tests/common/bench_common.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(GPU_CFLAGS) -DALLOC_HEAVY_CUDA -Itests/common -c $< -o $@.o
+	$(call say,NVCC,$@)$(NVCC) -o $@ $@.o -lpthread
 
 # The legacy programs' HIP sources, unchanged, through hipnv/'s mapping.
 $(GB)/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h $(GT)/hipnv/hip/hip_runtime_api.h \

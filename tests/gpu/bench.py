@@ -8,10 +8,21 @@ native, ...); each row gives the median [min-max] of the runs and checks the
 target taken from the GPU's native figures (issue 11). Writes
 build/gpu-bench.json and build/gpu-bench.txt.
 
-Environment: SAFEPIN_LIB, GPU_BENCH_REPS (default 5; slow rows run 3),
-GPU_BENCH_ONLY (comma-separated experiment names). The two-GPU rows
-(pipeline2: two threads, one device each) are skipped, saying so, on a
-machine with one GPU.
+Whole programs, run the same way: the PyTorch pinned-copy loop
+(torch_pinned_loop.py) in both host-allocator modes (cudaHostAlloc, the
+default, and PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True), a
+CuPy loop of hostRegister / copy / hostUnregister of NumPy buffers
+(cupy_register_loop.py), the pure-Python allocation churn of make bench
+(bench/alloc_churn.py) and the C allocation-heavy program
+(build/gpu/alloc_heavy: bench/alloc_heavy.c with cudaHostRegister), with
+this script's python3. The torch and CuPy rows are skipped, saying why,
+when that python3 cannot import them or they see no GPU.
+
+Environment: SAFEPIN_LIB, GPU_BENCH_REPS (default 5; slow rows run 3; the
+nanosecond rows, bimodal on the H200, and the whole programs of about a
+second run at least 9), GPU_BENCH_ONLY (comma-separated experiment names).
+The two-GPU rows (pipeline2: two threads, one device each) are skipped,
+saying so, on a machine with one GPU.
 """
 import json
 import os
@@ -27,10 +38,20 @@ PROG = os.path.join(BUILD, "gpu", "gpubench")
 FLOOR = os.path.join(BUILD, "bench", "libfloor.so")
 REPS = max(3, int(os.environ.get("GPU_BENCH_REPS", "5")))
 SLOW = 3
+MANY = max(9, REPS)  # nanosecond rows (bimodal here) and whole programs of about a second
+PY = sys.executable  # the machine's python3, as tests/gpu/run.py uses
+GT = os.path.join(ROOT, "tests", "gpu")
+HEAVY = os.path.join(BUILD, "gpu", "alloc_heavy")
+TORCH_LOOP = [PY, os.path.join(GT, "torch_pinned_loop.py"), "4", "4", "bench"]
+# PyTorch's host allocator: cudaHostAlloc (default; None removes the variable)
+# or malloc + cudaHostRegister.
+ALLOC_DEFAULT = {"PYTORCH_CUDA_ALLOC_CONF": None}
+ALLOC_REGISTER = {"PYTORCH_CUDA_ALLOC_CONF": "pinned_use_cuda_host_register:True"}
 ONLY = [x for x in os.environ.get("GPU_BENCH_ONLY", "").split(",") if x]
 SAFEPIN_BASE = "log=error:summary=0"
 
-# name: (experiment args, reps, extra SAFEPIN_OPTIONS, extra env)
+# name: (experiment args, reps, extra SAFEPIN_OPTIONS, extra env[, command]);
+# without a command, the arguments are gpubench's.
 EXPS = {
     "unreg_idle": (["unreg_idle", "samples=21"], REPS, "", {}),
     "unreg_busy_async": (["unreg_busy", "samples=3", "ms=500"], SLOW, "unregister=async", {}),
@@ -50,11 +71,29 @@ EXPS = {
     "pipeline2": (["pipeline2", "iters=200"], REPS, "", {}),
     "pipeline2_async": (["pipeline2", "iters=200"], REPS, "unregister=async", {}),
     "release": (["release", "samples=100"], SLOW, "", {}),
-    "free0": (["free", "live=0"], REPS, "", {}),
-    "floor0": (["free", "live=0"], REPS, "", {"LD_PRELOAD": FLOOR}),
-    "free10k": (["free", "live=10000"], REPS, "", {}),
+    "free0": (["free", "live=0"], MANY, "", {}),
+    "floor0": (["free", "live=0"], MANY, "", {"LD_PRELOAD": FLOOR}),
+    "free10k": (["free", "live=10000"], MANY, "", {}),
+    # Whole programs.
+    "torch_pinned": ([], REPS, "", ALLOC_DEFAULT, TORCH_LOOP),
+    "torch_pinned_reg": ([], REPS, "", ALLOC_REGISTER, TORCH_LOOP),
+    "cupy_reg": ([], REPS, "", {}, [PY, os.path.join(GT, "cupy_register_loop.py")]),
+    "churn_py": ([], MANY, "", {}, [PY, os.path.join(ROOT, "bench", "alloc_churn.py")]),
+    "heavy0": (["registered=0"], MANY, "", {}, [HEAVY]),
+    "heavy_reg": (["registered=4"], MANY, "", {}, [HEAVY]),
 }
 TWO_GPU = {"pipeline2", "pipeline2_async"}
+# What a whole program needs from this python3: a probe, run once.
+NEEDS = {
+    "torch_pinned": "torch", "torch_pinned_reg": "torch", "cupy_reg": "cupy",
+}
+PROBES = {
+    "torch": "import torch; assert torch.cuda.is_available(), 'torch sees no CUDA device'; "
+             "print(torch.__version__)",
+    "cupy": "import numpy, cupy; assert cupy.cuda.runtime.getDeviceCount() > 0, "
+            "'cupy sees no CUDA device'; print(cupy.__version__)",
+}
+SKIP = {}  # experiment -> why it is skipped
 RUNS = {k: {"native": [], "safepin": []} for k in EXPS}
 ROWS = []
 
@@ -65,25 +104,40 @@ def log(msg):
 
 
 def run_one(name, mode):
-    args, _, opts, extra = EXPS[name]
+    args, _, opts, extra = EXPS[name][:4]
+    cmd = (EXPS[name][4] if len(EXPS[name]) > 4 else [PROG]) + args
     env = dict(os.environ)
     for k in ("LD_PRELOAD", "SAFEPIN_OPTIONS"):
         env.pop(k, None)
-    env.update(extra)
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
     if mode == "safepin":
         env["LD_PRELOAD"] = LIB
         env["SAFEPIN_OPTIONS"] = SAFEPIN_BASE + (":" + opts if opts else "")
-    rec = {"mode": mode, "cmd": " ".join([PROG] + args), "SAFEPIN_OPTIONS": env.get("SAFEPIN_OPTIONS")}
+    rec = {"mode": mode, "cmd": " ".join(cmd), "SAFEPIN_OPTIONS": env.get("SAFEPIN_OPTIONS")}
+    if "PYTORCH_CUDA_ALLOC_CONF" in extra:
+        rec["PYTORCH_CUDA_ALLOC_CONF"] = env.get("PYTORCH_CUDA_ALLOC_CONF")
     t = time.monotonic()
     try:
-        p = subprocess.run([PROG] + args, env=env, capture_output=True, text=True, timeout=120)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired:
         rc, out, err = "timeout", "", ""
     rec["wall_s"] = round(time.monotonic() - t, 3)
     for line in out.splitlines():
         if line.startswith("BENCH "):
-            rec["values"] = {k: float(v) for k, _, v in (kv.partition("=") for kv in line.split()[1:])}
+            rec["values"] = {}
+            for k, _, v in (kv.partition("=") for kv in line.split()[1:]):
+                try:
+                    rec["values"][k] = float(v)
+                except ValueError:
+                    rec["values"][k] = v
+            # The whole process, start to exit (interpreter, imports, CUDA
+            # initialization included): what a whole program's user waits.
+            rec["values"]["proc_ms"] = rec["wall_s"] * 1e3
     if rc != 0 or "values" not in rec:
         rec["error"] = "exit %s" % rc
         log("%s %s FAILED (exit %s): %s" % (name, mode, rc, err.strip()[-300:]))
@@ -93,7 +147,8 @@ def run_one(name, mode):
 
 
 def vals(name, mode, key):
-    return [r["values"][key] for r in RUNS[name][mode] if "values" in r and key in r["values"]]
+    return [r["values"][key] for r in RUNS[name][mode]
+            if "values" in r and isinstance(r["values"].get(key), float)]
 
 
 def summ(v):
@@ -135,6 +190,11 @@ NGPU = 0
 def row(rid, what, name, key, unit, target, check, native_from=None):
     if ONLY and name not in ONLY:
         return
+    if name in SKIP:
+        ROWS.append({"row": rid, "what": what, "experiment": name, "key": key, "unit": unit,
+                     "native": None, "safepin": None, "ratio": None,
+                     "result": "skipped: " + SKIP[name], "target": target, "met": None})
+        return
     if name in TWO_GPU and NGPU < 2:
         ROWS.append({"row": rid, "what": what, "experiment": name, "key": key, "unit": unit,
                      "native": None, "safepin": None, "ratio": None,
@@ -159,6 +219,10 @@ def le(limit, unit):
 
 def ratio_le(limit):
     return lambda n, s, r: ("%.3f" % r, r <= limit)
+
+
+def reported(n, s, r):
+    return "%.3f" % r, None
 
 
 def build_rows():
@@ -206,6 +270,33 @@ def build_rows():
             key, "ns", "safepin/floor <= 1.03", vs_floor)
         row("free-hook-10k", "malloc+free %s, 10k registered" % size, "free10k", key, "ns",
             "ratio <= 1.25", ratio_le(1.25))
+    # Whole programs.
+    for name, mode in (("torch_pinned", "cudaHostAlloc (default)"),
+                       ("torch_pinned_reg", "pinned_use_cuda_host_register:True")):
+        row("torch-pinned", "DataLoader 4 workers x 4 epochs, pin_memory, copy; %s" % mode, name,
+            "loop_ms", "ms", "(reported)", reported)
+        row("torch-pinned", "same, whole process (import, CUDA init, exit; extra)", name,
+            "proc_ms", "ms", "(reported)", reported)
+    for key, what in (("us_4k", "a fresh 4 KiB NumPy array"),
+                      ("us_64k", "a fresh 64 KiB NumPy array"),
+                      ("us_1m", "a fresh 1 MiB NumPy array"),
+                      ("us_16m", "a fresh 16 MiB NumPy array"),
+                      ("reuse_1m_us", "one 1 MiB NumPy array, again and again")):
+        row("cupy-register", "hostRegister + copy + hostUnregister, %s" % what,
+            "cupy_reg", key, "us", "(reported)", reported)
+    row("cupy-register", "the whole loop (1,240 cycles, allocation included)", "cupy_reg",
+        "loop_ms", "ms", "(reported)", reported)
+    row("whole-python", "pure-Python allocation churn, 4 threads, nothing registered",
+        "churn_py", "wall_ms", "ms", "ratio <= 1.01", ratio_le(1.01))
+    row("whole-python", "same, CPU time (extra)", "churn_py", "cpu_ms", "ms", "(reported)",
+        reported)
+    row("whole-c", "C malloc/calloc/realloc/free + mmap, 4 threads, nothing registered",
+        "heavy0", "wall_ms", "ms", "ratio <= 1.02", ratio_le(1.02))
+    row("whole-c", "same, CPU time (extra)", "heavy0", "cpu_ms", "ms", "(reported)", reported)
+    row("whole-c", "same, 4 x 1 MiB registered (cudaHostRegister)", "heavy_reg", "wall_ms", "ms",
+        "ratio <= 1.05", ratio_le(1.05))
+    row("whole-c", "same, 4 x 1 MiB registered, CPU time (extra)", "heavy_reg", "cpu_ms", "ms",
+        "(reported)", reported)
 
 
 def table():
@@ -223,15 +314,42 @@ def table():
     return "\n".join(out)
 
 
+def probe_clients():
+    """SKIP the whole programs this python3 cannot run, saying why."""
+    why = {}
+    for mod in sorted(set(NEEDS.values())):
+        try:
+            q = subprocess.run([PY, "-c", PROBES[mod]], capture_output=True, text=True,
+                               timeout=300)
+            ok, err = q.returncode == 0, (q.stderr.strip().splitlines() or ["?"])[-1]
+        except (OSError, subprocess.SubprocessError) as e:
+            ok, err = False, str(e)
+        if not ok:
+            why[mod] = "%s unavailable to this python3: %s" % (mod, err[:120])
+            log("%s cannot import or use %s: %s" % (PY, mod, err))
+        else:
+            log("%s %s" % (mod, q.stdout.strip()))
+    for name, mod in NEEDS.items():
+        if mod in why:
+            SKIP[name] = why[mod]
+    if not os.path.exists(HEAVY):
+        for name in ("heavy0", "heavy_reg"):
+            SKIP[name] = "%s is missing (make gpu-build)" % os.path.relpath(HEAVY, ROOT)
+
+
 def main():
     for p in (LIB, PROG, FLOOR):
         if not os.path.exists(p):
             sys.exit("gpu-bench: %s is missing" % p)
     global NGPU
     NGPU = gpu_count()
-    names = [n for n in EXPS if (not ONLY or n in ONLY) and (n not in TWO_GPU or NGPU >= 2)]
+    probe_clients()
+    for name, why in SKIP.items():
+        log("%s skipped: %s" % (name, why))
+    names = [n for n in EXPS if (not ONLY or n in ONLY) and (n not in TWO_GPU or NGPU >= 2)
+             and n not in SKIP]
     t0 = time.monotonic()
-    for rep in range(max(EXPS[n][1] for n in names)):
+    for rep in range(max((EXPS[n][1] for n in names), default=0)):
         for n in names:
             if rep < EXPS[n][1]:
                 # their native runs are unreg_busy_async's and pipeline_async's
@@ -244,15 +362,17 @@ def main():
     q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                        capture_output=True, text=True)
     head = ("gpu-bench on %s; native and safepin interleaved, median [min-max] of %d runs "
-            "(slow rows %d); ratio = safepin/native of the medians; %.0f s"
-            % (q.stdout.strip(), REPS, SLOW, time.monotonic() - t0))
+            "(slow rows %d; nanosecond rows, whole programs of about a second %d); "
+            "ratio = safepin/native of the medians; %.0f s"
+            % (q.stdout.strip(), REPS, SLOW, MANY, time.monotonic() - t0))
     text = head + "\n" + table()
     print(text)
     with open(os.path.join(BUILD, "gpu-bench.txt"), "w") as f:
         f.write(text + "\n")
     with open(os.path.join(BUILD, "gpu-bench.json"), "w") as f:
         json.dump({"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "gpu": q.stdout.strip(), "reps": REPS, "rows": ROWS, "runs": RUNS}, f, indent=1)
+                   "gpu": q.stdout.strip(), "reps": REPS, "python": PY, "skipped": SKIP,
+                   "rows": ROWS, "runs": RUNS}, f, indent=1)
 
 
 if __name__ == "__main__":
