@@ -41,7 +41,9 @@ SP_EXPORT void free(void *p)
 
 SP_EXPORT void *realloc(void *p, size_t n)
 {
-    void *q = sp_realloc(p, n);
+    /* As free: nothing registered, libc's realloc resolved: straight to it. */
+    void *(*f)(void *, size_t) = sp_real.realloc;
+    void *q = __builtin_expect(sp_reg_empty() && f != NULL, 1) ? f(p, n) : sp_realloc(p, n);
     if (UNLIKELY(!q && n))
         SP_LIBC_FAILED("realloc", "NULL", SP_FAULT_RANGE, NULL, n, 0, (p, n));
     return q;
