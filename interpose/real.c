@@ -102,12 +102,45 @@ __attribute__((no_sanitize_address)) void *sp_next_symbol(const char *name)
     return f ? f(RTLD_NEXT, name) : NULL;
 }
 
-static int same_object(const void *a, const void *b)
+/* safepin's own loaded segments, [lo, hi), found once: a look-up that
+ * returns an address in there returned safepin's own shim. */
+typedef struct self_span {
+    uintptr_t base, lo, hi;
+} self_span;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    Dl_info ia, ib;
-    if (!dladdr(a, &ia) || !dladdr(b, &ib))
+    (void)size;
+    self_span *s = arg;
+    if (info->dlpi_addr != s->base)
         return 0;
-    return ia.dli_fbase == ib.dli_fbase;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!s->lo || lo < s->lo)
+            s->lo = lo;
+        if (hi > s->hi)
+            s->hi = hi;
+    }
+    return 1;
+}
+
+static int is_self(const void *p)
+{
+    static self_span self;
+    if (!self.hi) {
+        Dl_info me;
+        if (!dladdr((void *)&sp_resolve_backend, &me))
+            return 0;
+        self_span s = {(uintptr_t)me.dli_fbase, 0, 0};
+        dl_iterate_phdr(find_self, &s);
+        if (!s.hi)
+            return 0;
+        self = s;
+    }
+    return (uintptr_t)p >= self.lo && (uintptr_t)p < self.hi;
 }
 
 void sp_resolve_backend(void)
@@ -119,7 +152,7 @@ void sp_resolve_backend(void)
         if (*slot)
             continue; /* already set (tests, or an earlier pass) */
         void *p = sp_next_symbol(table[i].name);
-        if (p && same_object(p, (void *)&sp_resolve_backend)) {
+        if (p && is_self(p)) {
             char msg[256];
             int n = snprintf(msg, sizeof(msg),
                              "==%d==safepin: fatal: dlsym(RTLD_NEXT, \"%s\") returned safepin's own "
