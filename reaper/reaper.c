@@ -141,6 +141,16 @@ void sp_reaper_poke(void)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
 }
 
+/* The release waits for the work enqueued before a capture began, not for
+ * the capture's end: said once per marker set that saw one. */
+static void say_capture_deferred(void)
+{
+    SP_COUNT(capture_deferrals);
+    sp_diag(SP_CAPTURE_DEFERRED, NULL,
+            "release during a stream capture: captured work never runs, so the release waits "
+            "for the work enqueued before the capture began, not for the capture's end");
+}
+
 int sp_wait_prior_work(void)
 {
     sp_lock();
@@ -151,7 +161,10 @@ int sp_wait_prior_work(void)
     int ok = sp_marks_record(m) == 0;
     if (ok && !sp_marks_done(m))
         sp_marks_wait(m);
+    int saw_capture = sp_marks_saw_capture(m);
     sp_marks_put(m);
+    if (ok && saw_capture)
+        say_capture_deferred();
     return ok;
 }
 
@@ -334,13 +347,8 @@ static void wait_prior_work(void)
         sp_marks_put(m);
         sp_lock();
         if (rc == 0) {
-            if (saw_capture) {
-                SP_COUNT(capture_deferrals);
-                sp_diag(SP_CAPTURE_DEFERRED, NULL,
-                        "release during a stream capture: captured work never runs, so the "
-                        "release waits for the work enqueued before the capture began, not for "
-                        "the capture's end");
-            }
+            if (saw_capture)
+                say_capture_deferred();
             return;
         }
         /* Refused: during a capture, wait for it to end (the exit drain
