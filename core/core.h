@@ -25,11 +25,12 @@ extern "C" {
 #endif
 
 /* The names a hook is known by in diagnostics: the call ("hipHostRegister",
- * "cuMemHostRegister_v2") and a note on the runtime call that reached it
- * ("" or " (cudaHostRegister)"). */
+ * "cuMemHostRegister_v2") and the runtime call above it that may have
+ * reached it ("cudaHostRegister", or NULL): the face's entry_note says, only
+ * when a message is written, whether it did (" (cudaHostRegister)" or ""). */
 typedef struct sp_call {
     const char *name;
-    const char *via;
+    const char *entry;
 } sp_call;
 
 /* The program's register, made by the core: real is the face's function

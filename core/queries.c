@@ -27,7 +27,7 @@ int sp_core_device_free(int rt, const sp_call *c, void *p)
         sp_diag(SP_HIPFREE_HOST_POINTER, r,
                 "%s(%p)%s of host memory inside the registered range 0x%lx (%zu bytes): %s, "
                 "registration untouched",
-                c->name, p, c->via, (unsigned long)r->base, r->size,
+                c->name, p, sp_core_via(o, c), (unsigned long)r->base, r->size,
                 o->code_name(o->err_invalid_value));
         sp_unlock();
         return o->err_invalid_value;

@@ -15,13 +15,13 @@ static int check_args(const sp_rt_ops *o, const sp_call *c, void *p, size_t size
 {
     if (!p || size == 0) {
         sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(%p, %zu, 0x%x)%s: %s", c->name, p, size, flags,
-                c->via, p ? "size 0" : "NULL pointer");
+                sp_core_via(o, c), p ? "size 0" : "NULL pointer");
         return o->err_invalid_value;
     }
     if (size > UINTPTR_MAX - (uintptr_t)p) {
         sp_diag(SP_INVALID_ARGUMENT, NULL,
                 "%s(%p, %zu, 0x%x)%s: the range wraps around the address space", c->name, p,
-                size, flags, c->via);
+                size, flags, sp_core_via(o, c));
         return o->err_invalid_value;
     }
     return 0;
@@ -56,7 +56,7 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             SP_COUNT(nested);
             sp_history_add(SP_EV_NEST, base, size, *site);
             sp_diag(SP_NESTED_REGISTER, r, "%s(%p, %zu, 0x%x)%s: nested (count %d)%s", c->name,
-                    p, size, flags, c->via, r->nest, o->nest_note ? o->nest_note : "");
+                    p, size, flags, sp_core_via(o, c), r->nest, o->nest_note ? o->nest_note : "");
             *e = 0;
             return SETTLED_ANSWERED;
         }
@@ -69,7 +69,7 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             sp_diag(SP_OVERLAPPING_REGISTER, r,
                     "%s(%p, %zu, 0x%x)%s overlaps the live registration 0x%lx (%zu bytes, flags "
                     "0x%x): %s",
-                    c->name, p, size, flags, c->via, (unsigned long)r->base, r->size, r->flags,
+                    c->name, p, size, flags, sp_core_via(o, c), (unsigned long)r->base, r->size, r->flags,
                     o->code_name(o->err_already_registered));
             *e = o->err_already_registered;
             return SETTLED_ANSWERED;
@@ -107,7 +107,7 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
         }
         char why[128];
         snprintf(why, sizeof(why), cannot_wait, (unsigned long)r->base);
-        sp_diag(SP_OVERLAPPING_REGISTER, r, "%s(%p, %zu)%s %s: %s", c->name, p, size, c->via, why,
+        sp_diag(SP_OVERLAPPING_REGISTER, r, "%s(%p, %zu)%s %s: %s", c->name, p, size, sp_core_via(o, c), why,
                 o->code_name(o->err_already_registered));
         *e = o->err_already_registered;
         return SETTLED_ANSWERED;
@@ -132,13 +132,13 @@ static int ask_runtime(const sp_rt_ops *o, const sp_call *c, sp_register_thunk t
         sp_diag(SP_OVERLAPPING_REGISTER, r,
                 "%s(%p, %zu, 0x%x)%s overlaps the live registration 0x%lx (%zu bytes, flags "
                 "0x%x): %s",
-                c->name, p, size, flags, c->via, (unsigned long)(r ? r->base : 0),
+                c->name, p, size, flags, sp_core_via(o, c), (unsigned long)(r ? r->base : 0),
                 r ? r->size : 0, r ? r->flags : 0, o->code_name(e));
     } else {
         sp_log(SP_LOG_INFO, "info",
                "%s(%p, %zu, 0x%x)%s overlaps a live registration; %s answer, %d, passed "
                "through%s",
-               c->name, p, size, flags, c->via, o->whose, e, e == 0 ? " (not tracked)" : "");
+               c->name, p, size, flags, sp_core_via(o, c), o->whose, e, e == 0 ? " (not tracked)" : "");
     }
     sp_unlock();
     sp_site_free(site);
@@ -172,7 +172,7 @@ static int register_range(const sp_rt_ops *o, const sp_call *c, sp_register_thun
         sp_log(SP_LOG_INFO, "info",
                "%s(%p, %zu)%s: the runtime already knows this memory (its own allocation, or a "
                "registration made elsewhere); passed through, not tracked: returned %d",
-               c->name, p, size, c->via, e);
+               c->name, p, size, sp_core_via(o, c), e);
     if (foreign || e != 0) {
         sp_site_free(sp_sites(r)->reg);
         sp_sites(r)->reg = NULL;
@@ -193,7 +193,7 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
                      size_t size, unsigned flags)
 {
     const sp_rt_ops *o = sp_rt(rt);
-    SP_TRACE("%s(%p, %zu, 0x%x)%s", c->name, p, size, flags, c->via);
+    SP_TRACE("%s(%p, %zu, 0x%x)%s", c->name, p, size, flags, sp_core_via(o, c));
     int e = check_args(o, c, p, size, flags);
     if (e != 0)
         return e;
@@ -203,7 +203,7 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         sp_log(SP_LOG_INFO, "info",
                "%s(%p, %zu)%s: memory registered by the parent process before fork; passed "
                "through, not tracked",
-               c->name, p, size, c->via);
+               c->name, p, size, sp_core_via(o, c));
         return thunk(real, p, size, flags);
     }
     void *place = NULL;
@@ -236,7 +236,7 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         sp_site_free(site);
         sp_log(SP_LOG_INFO, "info",
                "%s(%p, %zu)%s: memory another runtime registered; passed through, not tracked",
-               c->name, p, size, c->via);
+               c->name, p, size, sp_core_via(o, c));
         return thunk(real, p, size, flags);
     case SETTLED_ANSWERED:
         sp_site_free(site);
@@ -253,6 +253,6 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
     sp_log(SP_LOG_ERROR, "runtime-error",
            "out of memory in safepin's registry: %s(%p, %zu, 0x%x)%s refused with %s rather than "
            "registered untracked",
-           c->name, p, size, flags, c->via, o->code_name(o->err_out_of_memory));
+           c->name, p, size, flags, sp_core_via(o, c), o->code_name(o->err_out_of_memory));
     return o->err_out_of_memory;
 }

@@ -31,10 +31,10 @@ static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_
     if (e == o->err_not_registered) {
         if (dbl)
             sp_diag(SP_DOUBLE_UNREGISTER, NULL, "%s(%p)%s: already unregistered (and released)",
-                    c->name, p, c->via);
+                    c->name, p, sp_core_via(o, c));
         else
             sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "%s(%p)%s: not a registered pointer", c->name, p,
-                    c->via);
+                    sp_core_via(o, c));
     }
     sp_unlock();
     sp_site_free(site);
@@ -44,9 +44,9 @@ static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_
 int sp_core_unregister(int rt, const sp_call *c, void *p)
 {
     const sp_rt_ops *o = sp_rt(rt);
-    SP_TRACE("%s(%p)%s%s", c->name, p, c->via, sp_tls_in_hostfn ? " in a host function" : "");
+    SP_TRACE("%s(%p)%s%s", c->name, p, sp_core_via(o, c), sp_tls_in_hostfn ? " in a host function" : "");
     if (!p) {
-        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(NULL)%s", c->name, c->via);
+        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(NULL)%s", c->name, sp_core_via(o, c));
         return o->err_invalid_value;
     }
     uintptr_t base = (uintptr_t)p;
@@ -59,7 +59,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     if (r->base != base) {
         sp_diag(SP_UNREGISTER_INTERIOR, r,
                 "%s(%p)%s: %zu bytes inside the range 0x%lx (%zu bytes); %s, the range stays %s",
-                c->name, p, c->via, (size_t)(base - r->base), (unsigned long)r->base, r->size,
+                c->name, p, sp_core_via(o, c), (size_t)(base - r->base), (unsigned long)r->base, r->size,
                 o->code_name(o->err_interior),
                 r->state == SP_RANGE_LIVE ? "registered" : "pending release");
         sp_unlock();
@@ -67,7 +67,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         return o->err_interior;
     }
     if (r->state == SP_RANGE_RELEASING) {
-        sp_diag(SP_DOUBLE_UNREGISTER, r, "%s(%p)%s: already unregistered", c->name, p, c->via);
+        sp_diag(SP_DOUBLE_UNREGISTER, r, "%s(%p)%s: already unregistered", c->name, p, sp_core_via(o, c));
         sp_unlock();
         sp_site_free(site);
         return o->err_not_registered;

@@ -27,14 +27,14 @@ sp_CUresult sp_cu_host_register(sp_cu_register_fn real, const char *name, void *
     sp_cu_enter();
     if (!real)
         return SP_CUDA_ERROR_NOT_INITIALIZED;
-    sp_call c = {name, sp_cu_entry("cudaHostRegister")};
+    sp_call c = {name, "cudaHostRegister"};
     return sp_core_register(SP_RT_CUDA, &c, register_thunk, (void *)real, p, size, flags);
 }
 
 sp_CUresult sp_cu_host_unregister(void *p)
 {
     sp_cu_enter();
-    sp_call c = {"cuMemHostUnregister", sp_cu_entry("cudaHostUnregister")};
+    static const sp_call c = {"cuMemHostUnregister", "cudaHostUnregister"};
     return sp_core_unregister(SP_RT_CUDA, &c, p);
 }
 
@@ -43,7 +43,7 @@ sp_CUresult sp_cu_mem_free(sp_CUdeviceptr d)
     sp_cu_enter();
     if (!SP_CU_REAL(cuMemFree_v2))
         return SP_CUDA_ERROR_NOT_INITIALIZED;
-    sp_call c = {"cuMemFree_v2", sp_cu_entry("cudaFree")};
+    static const sp_call c = {"cuMemFree_v2", "cudaFree"};
     return sp_core_device_free(SP_RT_CUDA, &c, (void *)(uintptr_t)d);
 }
 

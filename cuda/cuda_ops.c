@@ -281,6 +281,7 @@ static const int cu_state_errors[] = {
 /* What the driver lacks: ordinal places (its places are contexts). */
 #define cu_device_count NULL
 #define cu_device_pointer NULL
+#define cu_entry_note sp_cu_entry
 
 static const sp_rt_ops cuda_ops = {
     SP_RT_NAMES("CUDA", "cu", "the driver's", "cuMemHostRegister",

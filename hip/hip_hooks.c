@@ -8,8 +8,8 @@
 #include "core.h"
 #include "runtime.h"
 
-static const sp_call c_unregister = {"hipHostUnregister", ""};
-static const sp_call c_free = {"hipFree", ""};
+static const sp_call c_unregister = {"hipHostUnregister", NULL};
+static const sp_call c_free = {"hipFree", NULL};
 
 /* ---- memory ------------------------------------------------------------------ */
 
@@ -23,7 +23,7 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
     sp_init();
     if (!SP_REAL_HIP(hipHostRegister))
         return hipErrorNotInitialized;
-    static const sp_call c = {"hipHostRegister", ""};
+    static const sp_call c = {"hipHostRegister", NULL};
     return (hipError_t)sp_core_register(SP_RT_HIP, &c, register_thunk,
                                         (void *)sp_real.hipHostRegister, p, size, flags);
 }

@@ -191,6 +191,7 @@ static const int hip_state_errors[] = {
 /* What HIP lacks: no scan (its places are ordinals), nothing after a register. */
 #define hip_scan_places NULL
 #define hip_registered NULL
+#define hip_entry_note NULL
 
 static const sp_rt_ops hip_ops = {
     SP_RT_NAMES("HIP", "hip", "the runtime's", "hipHostRegister",

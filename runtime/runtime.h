@@ -55,6 +55,10 @@ typedef struct sp_rt_ops {
      * ("hipErrorHostMemoryAlreadyRegistered"): static, never asks the
      * runtime. */
     const char *(*code_name)(int code);
+    /* Whether the program's call reached the hook through the runtime call
+     * named (a shared runtime above the driver): " (name)", or "". NULL:
+     * never. Called only to write a message. */
+    const char *(*entry_note)(const char *runtime_call);
     /* The code of a runtime torn down (CUDA_ERROR_DEINITIALIZED: a static
      * cudart's exit handler ran first), -1 if none: nothing is left to
      * wait for or release there. */
@@ -172,6 +176,7 @@ typedef struct sp_rt_ops {
  * NULL). One list, so that a face's table names only what is its own. */
 #define SP_RT_CALLS(p)                                                         \
     .error_name = p##_error_name, .code_name = p##_code_name,                  \
+    .entry_note = p##_entry_note,                                              \
     .present = p##_present, .record = p##_record,                              \
     .event_query = p##_event_query, .event_sync = p##_event_sync,              \
     .event_destroy = p##_event_destroy, .stream_query = p##_stream_query,      \

@@ -226,8 +226,8 @@ void complete_one(Stream *s)
     cv.notify_all();
 }
 
-const sp_call c_reg = {"toyRegister", ""};
-const sp_call c_unreg = {"toyUnregister", ""};
+const sp_call c_reg = {"toyRegister", nullptr};
+const sp_call c_unreg = {"toyUnregister", nullptr};
 
 class ToyRuntime : public ::testing::Test {
 protected:
