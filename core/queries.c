@@ -64,7 +64,12 @@ int sp_core_device_free(int rt, const sp_call *c, void *p)
 void *sp_core_query_begin(int rt, const void *p, uint64_t *tok)
 {
     *tok = 0;
-    if (!p || sp_reg_empty())
+    /* A query that must be serialized is, even with no range tracked: the
+     * runtime may hold registrations safepin does not (a forked child's,
+     * inherited from its parent), whose unregisters pass through
+     * serialized (core/unregister.c). */
+    int serialize = sp_rt(rt)->serialize_queries;
+    if (!p || (!serialize && sp_reg_empty()))
         return (void *)p;
     sp_lock();
     sp_range *r = sp_core_settled_containing((uintptr_t)p);
@@ -72,7 +77,7 @@ void *sp_core_query_begin(int rt, const void *p, uint64_t *tok)
         sp_unlock();
         return &probe_byte;
     }
-    if (sp_rt(rt)->serialize_queries)
+    if (serialize)
         *tok = sp_reg_op_begin((uintptr_t)p, 1);
     sp_unlock();
     return (void *)p;
