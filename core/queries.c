@@ -66,8 +66,12 @@ int sp_core_device_free(int rt, const sp_call *c, void *p)
 void *sp_core_query_begin(int rt, const void *p, uint64_t *tok)
 {
     *tok = 0;
+    /* A query that must be serialized is, even with no range tracked: the
+     * runtime may hold registrations safepin does not (a forked child's,
+     * inherited from its parent), whose unregisters pass through
+     * serialized (core/unregister.c). */
     int serialize = sp_rt(rt)->serialize_queries;
-    if (!p || (sp_reg_empty() && !serialize))
+    if (!p || (!serialize && sp_reg_empty()))
         return (void *)p;
     sp_lock();
     sp_range *r = sp_core_settled_containing((uintptr_t)p);

@@ -57,14 +57,18 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     if (!r || r->rt != rt)
         return unregister_unknown(o, c, p, site);
     if (r->base != base) {
+        /* Inside a range the program unregistered already: the answer for
+         * memory no longer registered (CUDA's 713, not its 1), as once the
+         * release completed (G4). */
+        int live = r->state == SP_RANGE_LIVE;
+        int code = live ? o->err_interior : o->err_not_registered;
         sp_diag(SP_UNREGISTER_INTERIOR, r,
                 "%s(%p)%s: %zu bytes inside the range 0x%lx (%zu bytes); %s, the range stays %s",
                 c->name, p, sp_core_via(o, c), (size_t)(base - r->base), (unsigned long)r->base, r->size,
-                o->code_name(o->err_interior),
-                r->state == SP_RANGE_LIVE ? "registered" : "pending release");
+                o->code_name(code), live ? "registered" : "pending release");
         sp_unlock();
         sp_site_free(site);
-        return o->err_interior;
+        return code;
     }
     if (r->state == SP_RANGE_RELEASING) {
         sp_diag(SP_DOUBLE_UNREGISTER, r, "%s(%p)%s: already unregistered", c->name, p, sp_core_via(o, c));

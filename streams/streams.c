@@ -1024,6 +1024,11 @@ int sp_streams_idle(int rt)
     scanned sc;
     scan_all(&sc, rt);
     sp_lock();
+    /* A capture begin in progress has not marked its stream capturing yet:
+     * a query of that stream (or of the null stream behind a blocking one)
+     * would invalidate the capture it just began (as sp_marks_take). */
+    while (S.n_unsettled > 0)
+        sp_lock_wait();
     size_t cap = null_marks_cap(rt, &sc);
     for (stream_ent *e = S.streams; e; e = e->next)
         cap++;

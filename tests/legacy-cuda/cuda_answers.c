@@ -15,6 +15,8 @@
 
 static int fails;
 
+static void busy_kernel(void *arg) { usleep(*(unsigned *)arg); }
+
 static void expect(const char *what, CUresult got, CUresult want)
 {
     if (got != want) {
@@ -60,8 +62,20 @@ int main(void)
     expect("attribute of the registered buffer",
            cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)buf),
            CUDA_SUCCESS);
+    /* A kernel on another stream keeps the device busy: under safepin the
+     * release stays pending meanwhile (the driver's unregister waits for the
+     * whole device), and the range is unregistered for the program all the
+     * same: an interior pointer is then memory not registered (713). */
+    static unsigned busy_us = 200000;
+    CUstream other;
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CHECK(simcudaLaunchKernel(other, busy_kernel, &busy_us));
     CHECK(cuMemHostUnregister(buf));
     expect("double unregister", cuMemHostUnregister(buf), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    expect("unregister an interior pointer after unregister", cuMemHostUnregister(buf + 100),
+           CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    CHECK(cuStreamSynchronize(other));
+    CHECK(cuStreamDestroy_v2(other));
     CUresult a = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                        (CUdeviceptr)(uintptr_t)buf);
     expect("attribute after unregister", a, CUDA_ERROR_INVALID_VALUE);

@@ -42,6 +42,7 @@ stale_free             legacy:fault,current:fault,rocm7:refused                 
 reregister_larger      legacy:fault,current:clean,rocm7:clean                               !api-error
 churn_two_threads      legacy:misuse,current:misuse,rocm7:misuse                            !api-error
 attr_race              legacy:attr-race,current:attr-race,rocm7:attr-race                   !api-error
+fork_attr_race         legacy:attr-race,current:attr-race,rocm7:attr-race                   !api-error
 capture_unregister     current:capture-invalidated,legacy:capture-refused,rocm7:capture-invalidated !api-error
 unreg_in_callback      legacy:deadlock,current:deadlock,rocm7:deadlock                      !api-error
 double_unregister      legacy:memobj,current:memobj,rocm7:memobj                            double-unregister,!api-error
