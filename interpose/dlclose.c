@@ -22,6 +22,16 @@
  * the library is really unloaded, the HIP entries of the table are
  * cleared, and filled from the next runtime that is loaded (SP_REAL_HIP,
  * or the program's dlsym on its handle): safepin never calls unloaded code.
+ *
+ * The reaper's dlclose of its reference unloads the library, and only then
+ * does the reaper see that and clear the table: meanwhile another thread
+ * of the program may already have found it gone, loaded the runtime again
+ * and looked its functions up. So a look-up on a handle (dlsym, dlvsym)
+ * first checks that the table's functions still lie in a loaded object
+ * (sp_forget_stale_runtime), and clears the table itself if not; and each
+ * forgetting counts (forgets), so that the reaper's check, made later,
+ * clears only the instance it saw, never the next one the table was
+ * filled from.
  */
 
 typedef int (*dlclose_fn)(void *);
@@ -49,7 +59,19 @@ typedef struct instance {
     struct link_map *lm;
     uintptr_t addr;
     Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
+    unsigned long gen; /* forgets when the table held it */
 } instance;
+
+/* How many times the table forgot a runtime. Guarded by sp_lock. */
+static unsigned long forgets;
+
+/* Lock held: the table's runtime is gone; forget it, its streams, events. */
+static void forget_locked(void)
+{
+    sp_backend_forget_runtime();
+    sp_reaper_runtime_gone();
+    forgets++;
+}
 
 static void note_instance(instance *in, struct link_map *lm, void *handle)
 {
@@ -60,24 +82,54 @@ static void note_instance(instance *in, struct link_map *lm, void *handle)
         in->ns = LM_ID_BASE;
 }
 
-/* After a dlclose of the runtime: if that instance is gone, forget it. */
+/* After a dlclose of the runtime: if that instance is gone, forget it,
+ * unless the table forgot it already (a look-up in a new instance found it
+ * gone first, and the table may hold the new one's functions). Where the
+ * program loaded the runtime again meanwhile (at the old address, where
+ * the look-up found the table's functions in a loaded object), the table
+ * is filled from the new instance. */
 static void forget_if_unloaded(const instance *in)
 {
     struct link_map *now = NULL;
-    int same = 0;
+    int same = 0, forgot = 0;
     void *h = dlmopen(in->ns, in->name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h) {
+    if (h)
         same = dlinfo(h, RTLD_DI_LINKMAP, &now) == 0 && now == in->lm && now->l_addr == in->addr;
-        real_dlclose()(h);
+    if (!same) {
+        sp_lock();
+        if (in->gen == forgets) {
+            forget_locked();
+            if (h)
+                sp_backend_fill_from(h);
+            forgot = 1;
+        }
+        sp_unlock();
     }
+    if (h)
+        real_dlclose()(h);
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
-    if (same)
-        return;
+    if (forgot)
+        sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
+}
+
+void sp_forget_stale_runtime(void)
+{
     sp_lock();
-    sp_backend_forget_runtime();
-    sp_reaper_runtime_gone();
+    void *fn = sp_backend_any_runtime_fn();
+    unsigned long gen = forgets;
     sp_unlock();
-    sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
+    Dl_info di;
+    if (!fn || dladdr(fn, &di))
+        return; /* none, or still loaded (dladdr and dlclose exclude each other) */
+    int forgot = 0;
+    sp_lock();
+    if (gen == forgets) {
+        forget_locked();
+        forgot = 1;
+    }
+    sp_unlock();
+    if (forgot)
+        sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime was unloaded (found at a look-up)");
 }
 
 /* safepin's own reference to the runtime while it has work for it, and
@@ -169,6 +221,7 @@ static int close_handle(void *handle)
     instance in;
     note_instance(&in, rm, handle);
     sp_lock();
+    in.gen = forgets;
     if (!hold && sp_reaper_busy()) {
         hold = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
         if (hold) {
