@@ -12,6 +12,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the runtime's lifetime ---------------------------------------------
  *
@@ -154,6 +155,8 @@ static void drop_hold(void)
     if (!h)
         return;
     real_dlclose()(h);
+    if (sp_test_fail(SP_TF_UNLOAD))
+        usleep(200 * 1000); /* tests: the program sees the runtime gone first */
     sp_stack_forget();
     forget_if_unloaded(&in);
 }
