@@ -43,14 +43,16 @@ static dlclose_fn real_dlclose(void)
     return (dlclose_fn)sp_glibc_fn(&real_dlclose_ptr, "dlclose");
 }
 
-/* The runtime instance the table's HIP functions belong to, or NULL. */
-static struct link_map *runtime_map(void)
+/* The runtime instance the table's HIP functions belong to, or NULL;
+ * *fnp: one of those functions. */
+static struct link_map *runtime_map(void **fnp)
 {
     void *fn = sp_backend_any_runtime_fn();
     Dl_info di;
     struct link_map *lm = NULL;
     if (!fn || !dladdr1(fn, &di, (void **)&lm, RTLD_DL_LINKMAP))
         return NULL;
+    *fnp = fn;
     return lm;
 }
 
@@ -59,6 +61,7 @@ typedef struct instance {
     char name[PATH_MAX];
     struct link_map *lm;
     uintptr_t addr;
+    void *fn; /* a function of it: where to look whether it is still loaded */
     Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
     unsigned long gen; /* forgets when the table held it */
 } instance;
@@ -74,11 +77,12 @@ static void forget_locked(void)
     forgets++;
 }
 
-static void note_instance(instance *in, struct link_map *lm, void *handle)
+static void note_instance(instance *in, struct link_map *lm, void *fn, void *handle)
 {
     snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
     in->lm = lm;
     in->addr = lm->l_addr;
+    in->fn = fn;
     if (dlinfo(handle, RTLD_DI_LMID, &in->ns) != 0)
         in->ns = LM_ID_BASE;
 }
@@ -88,24 +92,32 @@ static void note_instance(instance *in, struct link_map *lm, void *handle)
  * gone first, and the table may hold the new one's functions). Where the
  * program loaded the runtime again meanwhile (at the old address, where
  * the look-up found the table's functions in a loaded object), the table
- * is filled from the new instance. */
+ * is filled from the new instance.
+ *
+ * Whether it is gone is asked of the object at one of its functions
+ * (dladdr), never with dlmopen in its namespace: a namespace whose last
+ * object was unloaded is gone too, and glibc's dlmopen into it fails
+ * ("invalid target namespace") still holding the loader's lock (2.36):
+ * every later dlopen, dlclose and the exit of the process then wait for
+ * it. A new instance is looked for in the base namespace only, which
+ * never goes. */
 static void forget_if_unloaded(const instance *in)
 {
+    Dl_info di;
     struct link_map *now = NULL;
-    int same = 0, forgot = 0;
-    void *h = dlmopen(in->ns, in->name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h)
-        same = dlinfo(h, RTLD_DI_LINKMAP, &now) == 0 && now == in->lm && now->l_addr == in->addr;
-    if (!same) {
-        sp_lock();
-        if (in->gen == forgets) {
-            forget_locked();
-            if (h)
-                sp_backend_fill_from(h);
-            forgot = 1;
-        }
-        sp_unlock();
+    if (dladdr1(in->fn, &di, (void **)&now, RTLD_DL_LINKMAP) && now == in->lm &&
+        now->l_addr == in->addr)
+        return; /* still loaded (another reference) */
+    void *h = in->ns == LM_ID_BASE ? dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    int forgot = 0;
+    sp_lock();
+    if (in->gen == forgets) {
+        forget_locked();
+        if (h)
+            sp_backend_fill_from(h);
+        forgot = 1;
     }
+    sp_unlock();
     if (h)
         real_dlclose()(h);
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
@@ -218,11 +230,12 @@ static int close_handle(void *handle)
     if (handle && keep_cuda_driver(handle))
         return real(handle);
     struct link_map *hm = NULL, *rm = NULL;
-    if (!handle || !(rm = runtime_map()) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
+    void *fn = NULL;
+    if (!handle || !(rm = runtime_map(&fn)) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
         return real(handle); /* (which sets what dlerror() says) */
     /* The program closes the runtime safepin uses. */
     instance in;
-    note_instance(&in, rm, handle);
+    note_instance(&in, rm, fn, handle);
     sp_lock();
     in.gen = forgets;
     if (!hold && sp_reaper_busy()) {
