@@ -12,6 +12,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the runtime's lifetime ---------------------------------------------
  *
@@ -22,6 +23,16 @@
  * the library is really unloaded, the HIP entries of the table are
  * cleared, and filled from the next runtime that is loaded (SP_REAL_HIP,
  * or the program's dlsym on its handle): safepin never calls unloaded code.
+ *
+ * The reaper's dlclose of its reference unloads the library, and only then
+ * does the reaper see that and clear the table: meanwhile another thread
+ * of the program may already have found it gone, loaded the runtime again
+ * and looked its functions up. So a look-up on a handle (dlsym, dlvsym)
+ * first checks that the table's functions still lie in a loaded object
+ * (sp_forget_stale_runtime), and clears the table itself if not; and each
+ * forgetting counts (forgets), so that the reaper's check, made later,
+ * clears only the instance it saw, never the next one the table was
+ * filled from.
  */
 
 typedef int (*dlclose_fn)(void *);
@@ -32,14 +43,16 @@ static dlclose_fn real_dlclose(void)
     return (dlclose_fn)sp_glibc_fn(&real_dlclose_ptr, "dlclose");
 }
 
-/* The runtime instance the table's HIP functions belong to, or NULL. */
-static struct link_map *runtime_map(void)
+/* The runtime instance the table's HIP functions belong to, or NULL;
+ * *fnp: one of those functions. */
+static struct link_map *runtime_map(void **fnp)
 {
     void *fn = sp_backend_any_runtime_fn();
     Dl_info di;
     struct link_map *lm = NULL;
     if (!fn || !dladdr1(fn, &di, (void **)&lm, RTLD_DL_LINKMAP))
         return NULL;
+    *fnp = fn;
     return lm;
 }
 
@@ -48,36 +61,88 @@ typedef struct instance {
     char name[PATH_MAX];
     struct link_map *lm;
     uintptr_t addr;
+    void *fn; /* a function of it: where to look whether it is still loaded */
     Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
+    unsigned long gen; /* forgets when the table held it */
 } instance;
 
-static void note_instance(instance *in, struct link_map *lm, void *handle)
+/* How many times the table forgot a runtime. Guarded by sp_lock. */
+static unsigned long forgets;
+
+/* Lock held: the table's runtime is gone; forget it, its streams, events. */
+static void forget_locked(void)
+{
+    sp_backend_forget_runtime();
+    sp_reaper_runtime_gone();
+    forgets++;
+}
+
+static void note_instance(instance *in, struct link_map *lm, void *fn, void *handle)
 {
     snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
     in->lm = lm;
     in->addr = lm->l_addr;
+    in->fn = fn;
     if (dlinfo(handle, RTLD_DI_LMID, &in->ns) != 0)
         in->ns = LM_ID_BASE;
 }
 
-/* After a dlclose of the runtime: if that instance is gone, forget it. */
+/* After a dlclose of the runtime: if that instance is gone, forget it,
+ * unless the table forgot it already (a look-up in a new instance found it
+ * gone first, and the table may hold the new one's functions). Where the
+ * program loaded the runtime again meanwhile (at the old address, where
+ * the look-up found the table's functions in a loaded object), the table
+ * is filled from the new instance.
+ *
+ * Whether it is gone is asked of the object at one of its functions
+ * (dladdr), never with dlmopen in its namespace: a namespace whose last
+ * object was unloaded is gone too, and glibc's dlmopen into it fails
+ * ("invalid target namespace") still holding the loader's lock (2.36):
+ * every later dlopen, dlclose and the exit of the process then wait for
+ * it. A new instance is looked for in the base namespace only, which
+ * never goes. */
 static void forget_if_unloaded(const instance *in)
 {
+    Dl_info di;
     struct link_map *now = NULL;
-    int same = 0;
-    void *h = dlmopen(in->ns, in->name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h) {
-        same = dlinfo(h, RTLD_DI_LINKMAP, &now) == 0 && now == in->lm && now->l_addr == in->addr;
-        real_dlclose()(h);
-    }
-    (void)dlerror(); /* the program's dlerror() answers for its own calls only */
-    if (same)
-        return;
+    if (dladdr1(in->fn, &di, (void **)&now, RTLD_DL_LINKMAP) && now == in->lm &&
+        now->l_addr == in->addr)
+        return; /* still loaded (another reference) */
+    void *h = in->ns == LM_ID_BASE ? dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    int forgot = 0;
     sp_lock();
-    sp_backend_forget_runtime();
-    sp_reaper_runtime_gone();
+    if (in->gen == forgets) {
+        forget_locked();
+        if (h)
+            sp_backend_fill_from(h);
+        forgot = 1;
+    }
     sp_unlock();
-    sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
+    if (h)
+        real_dlclose()(h);
+    (void)dlerror(); /* the program's dlerror() answers for its own calls only */
+    if (forgot)
+        sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
+}
+
+void sp_forget_stale_runtime(void)
+{
+    sp_lock();
+    void *fn = sp_backend_any_runtime_fn();
+    unsigned long gen = forgets;
+    sp_unlock();
+    Dl_info di;
+    if (!fn || dladdr(fn, &di))
+        return; /* none, or still loaded (dladdr and dlclose exclude each other) */
+    int forgot = 0;
+    sp_lock();
+    if (gen == forgets) {
+        forget_locked();
+        forgot = 1;
+    }
+    sp_unlock();
+    if (forgot)
+        sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime was unloaded (found at a look-up)");
 }
 
 /* safepin's own reference to the runtime while it has work for it, and
@@ -102,6 +167,8 @@ static void drop_hold(void)
     if (!h)
         return;
     real_dlclose()(h);
+    if (sp_test_fail(SP_TF_UNLOAD))
+        usleep(200 * 1000); /* tests: the program sees the runtime gone first */
     sp_stack_forget();
     forget_if_unloaded(&in);
 }
@@ -163,12 +230,14 @@ static int close_handle(void *handle)
     if (handle && keep_cuda_driver(handle))
         return real(handle);
     struct link_map *hm = NULL, *rm = NULL;
-    if (!handle || !(rm = runtime_map()) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
+    void *fn = NULL;
+    if (!handle || !(rm = runtime_map(&fn)) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
         return real(handle); /* (which sets what dlerror() says) */
     /* The program closes the runtime safepin uses. */
     instance in;
-    note_instance(&in, rm, handle);
+    note_instance(&in, rm, fn, handle);
     sp_lock();
+    in.gen = forgets;
     if (!hold && sp_reaper_busy()) {
         hold = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
         if (hold) {

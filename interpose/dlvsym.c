@@ -68,8 +68,10 @@ static void *shim_of(void *handle, const char *name, void *p)
          * (RTLD_LOCAL): the table is completed from that handle. One
          * found in the global scope is resolved by the shim's first call,
          * from the whole table (an entry set here would stop that). */
-        if (handle != RTLD_DEFAULT && handle != RTLD_NEXT)
+        if (handle != RTLD_DEFAULT && handle != RTLD_NEXT) {
+            sp_forget_stale_runtime();
             sp_backend_offer(handle, name, p);
+        }
         return shim;
     }
     return sp_cuda_dlvsym(handle, name, p);

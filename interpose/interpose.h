@@ -46,6 +46,10 @@ int sp_mem_fault(int kind, int err, const void *addr, size_t len, int flags);
 /* dlclose: a runtime safepin has work for stays loaded until that work is
  * done; once it is unloaded, safepin forgets it (and uses the next one). */
 int sp_dlclose(void *handle);
+/* Before a look-up on a handle completes the table: if the runtime the
+ * table's HIP functions belong to is no longer loaded, forget it now (the
+ * reaper's dlclose may have unloaded it a moment ago). */
+void sp_forget_stale_runtime(void);
 /* Fork child: forget the reference safepin held (see real.c). */
 void sp_backend_fork_child(void);
 

@@ -81,6 +81,7 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     if (!shim || shim == p)
         return p;
     /* A hooked HIP function from a handle: give the program our shim. */
+    sp_forget_stale_runtime();
     sp_lock();
     sp_backend_fill_from(handle);
     sp_unlock();

@@ -4,6 +4,9 @@
  *
  *   what  alloc   safepin's own allocations (sp_mem_alloc, sp_mem_calloc)
  *         thread  starting the reaper thread
+ *         unload  the reaper's dlclose of its reference to the runtime: a
+ *                 "failing" one is followed by a pause of 200 ms before
+ *                 safepin checks that the runtime is gone (a slow reaper)
  *   spec  N       the Nth attempt fails (1-based)
  *         N+      the Nth attempt and every later one fail
  *         0.P     each attempt fails with probability 0.P (fixed seed)
@@ -19,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[SP_TF_COUNT] = {"alloc", "thread"};
+static const char *const names[SP_TF_COUNT] = {"alloc", "thread", "unload"};
 
 static struct {
     int mode; /* 0 none, 1 nth, 2 nth and later, 3 probability */

@@ -27,7 +27,7 @@ void sp_mem_set_fail_hook(sp_mem_fail_fn fn);
 
 /* Testing only: faults injected by SAFEPIN_TEST_FAIL (testfail.c). 1 when
  * this attempt must fail. */
-typedef enum sp_test_fail_what { SP_TF_ALLOC, SP_TF_THREAD, SP_TF_COUNT } sp_test_fail_what;
+typedef enum sp_test_fail_what { SP_TF_ALLOC, SP_TF_THREAD, SP_TF_UNLOAD, SP_TF_COUNT } sp_test_fail_what;
 int sp_test_fail(sp_test_fail_what w);
 
 /* CLOCK_MONOTONIC in nanoseconds. */

@@ -80,6 +80,22 @@ for pers in current legacy; do
     done
 done
 
+# The same with the reaper slow to see the runtime gone after its dlclose
+# (SAFEPIN_TEST_FAIL=unload:1+, util/testfail.c): the program finds it gone,
+# reloads it and looks its functions up first; safepin must forget the old
+# instance there and call the new one. (The program's own dlclose of its
+# polling handle unloads the runtime in some runs: three runs each.)
+for pers in current legacy; do
+    name="dlclose and reload, the reaper slow to see it unloaded [safepin strict, $pers]"
+    why=
+    for i in 1 2 3; do
+        SAFEPIN_TEST_FAIL=unload:1+ run "$pers" "$LIB" "" "$RELOAD"
+        why=$(why_bad)
+        [ -n "$why" ] && break
+    done
+    if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | grep -v 'options:' | head -20 | sed 's/^/# /'; fi
+done
+
 # dlclose of a runtime loaded with dlmopen into a namespace of its own,
 # releases pending (tests/reach/dlmopen_close.c).
 NSCLOSE=$BUILD/tests/reach/dlmopen_close
