@@ -636,9 +636,13 @@ SP_EARLY int sp_munmap(void *addr, size_t len)
         sp_unlock();
         return real_munmap(addr, len);
     }
+    /* Nothing safepin maps on its own (a thread, a diagnostic's memory)
+     * before the real munmap: see claim_quiet, sp_reaper_hold_start. */
     claim_ctx c;
+    sp_reaper_hold_start(1);
     claim_quiet(&c, a, n, "munmap");
     sp_reaper_defer_unmap(a, n, may_wait());
+    sp_reaper_hold_start(0);
     claim_say(&c);
     sp_unlock();
     sp_reaper_kick();

@@ -55,6 +55,8 @@ static struct {
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
     int inline_running; /* no reaper thread could start: a waiter does its work */
+    int start_held;   /* sp_reaper_hold_start: a release leaves the start for later */
+    int start_wanted; /* a release was made while the start was held */
     unsigned rt_gen;  /* bumped when the runtime was unloaded */
     void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
     pthread_t thread;
@@ -100,6 +102,25 @@ static void start_reaper(void)
     R.started = 1;
 }
 
+/* Lock held. The reaper is needed: started now, or once the start is no
+ * longer held (sp_reaper_hold_start). */
+static void want_reaper(void)
+{
+    if (R.start_held && !R.started)
+        R.start_wanted = 1;
+    else
+        start_reaper();
+}
+
+void sp_reaper_hold_start(int hold)
+{
+    R.start_held = hold;
+    if (!hold && R.start_wanted) {
+        R.start_wanted = 0;
+        start_reaper();
+    }
+}
+
 /* Lock held. r leaves LIVE (or starts a new release); its sequence. */
 static uint64_t start_release(sp_range *r)
 {
@@ -129,14 +150,14 @@ void sp_reaper_release(sp_range *r)
     rel(r)->waiting = 0;
     if (!rel(r)->queued && !rel(r)->in_batch)
         enqueue(r);
-    start_reaper();
+    want_reaper();
     if (R.idle)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
 }
 
 void sp_reaper_poke(void)
 {
-    start_reaper();
+    want_reaper();
     if (R.idle)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
 }

@@ -114,6 +114,14 @@ void sp_reaper_unmap_now(uintptr_t addr, size_t len);
  * out of memory. */
 int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr);
 
+/* Lock held. hold 1: a release made from now on leaves the reaper thread
+ * unstarted (a wait for it still starts it); hold 0: start it if one was
+ * made. For munmap: a thread started while the program's munmap is under
+ * way maps its stack and thread-local blocks wherever the kernel finds
+ * room, a hole of the very span the real munmap is about to empty
+ * included. */
+void sp_reaper_hold_start(int hold);
+
 /* Start the reaper if needed and make sure it looks for work (streams.c
  * handed it a destroy). Lock held; call sp_reaper_kick after unlocking. */
 void sp_reaper_poke(void);

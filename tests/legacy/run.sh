@@ -67,6 +67,7 @@ noreplace_after_munmap legacy:clean,current:clean,rocm7:refused                 
 stale_shmdt            legacy:fault,current:fault,rocm7:refused                             freed-while-registered,!api-error
 neighbour_free         legacy:clean,current:clean,rocm7:clean                               !api-error
 tail_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+hole_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_after_unmap       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_reregister        legacy:fault,current:clean,rocm7:clean                               !runtime-error
 fork_hang              legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
