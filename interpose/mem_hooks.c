@@ -372,6 +372,93 @@ static int find_shm(const vma *v, void *arg)
     return 0;
 }
 
+/* ---- holes in a span ---------------------------------------------------------- */
+
+/* A span that the program's call empties or replaces whole (munmap, a
+ * fixed mapping, the tail a shrinking mremap cuts off) may have holes:
+ * address space the kernel hands to the next mapping anyone makes. Until
+ * the real call, safepin may map memory of its own (the reaper thread's
+ * stack and thread-local blocks, when a release or a wait starts it; the
+ * runtime's, while a release completes), and registered pages of the span
+ * stay until their release (their deferred unmap would take a hole with
+ * them, and whatever the program mapped there meanwhile). So each hole is
+ * filled first with an inaccessible placeholder of safepin's own, which
+ * the real call, or the deferred unmap, removes with the rest of the span.
+ * A span mapped throughout costs one msync (MS_ASYNC only checks that);
+ * holes past the first SP_HOLES are left as they are. */
+#define SP_HOLES 16
+
+typedef struct holes {
+    int n;
+    uintptr_t at[SP_HOLES];
+    size_t len[SP_HOLES];
+} holes;
+
+typedef struct hole_ctx {
+    uintptr_t pos, end;
+    holes *h;
+} hole_ctx;
+
+static void add_hole(hole_ctx *c, uintptr_t at, uintptr_t end)
+{
+    if (end > at && c->h->n < SP_HOLES) {
+        c->h->at[c->h->n] = at;
+        c->h->len[c->h->n++] = end - at;
+    }
+}
+
+static int find_holes(const vma *v, void *arg)
+{
+    hole_ctx *c = arg;
+    if (v->end <= c->pos)
+        return 0;
+    add_hole(c, c->pos, v->start < c->end ? v->start : c->end);
+    if (v->end > c->pos)
+        c->pos = v->end;
+    return c->pos >= c->end || c->h->n == SP_HOLES;
+}
+
+static void fill_holes(uintptr_t a, size_t len, holes *h)
+{
+    h->n = 0;
+    int saved = errno;
+    if (!len || syscall(SYS_msync, (void *)a, len, MS_ASYNC) == 0) {
+        errno = saved;
+        return;
+    }
+    hole_ctx c = {a, a + len, h};
+    int rc = maps_walk(find_holes, &c);
+    if (rc == 0)
+        add_hole(&c, c.pos, c.end); /* past the last mapping */
+    else if (rc < 0)
+        h->n = 0;
+    int kept = 0;
+    for (int i = 0; i < h->n; i++) {
+        void *p = (void *)syscall(SYS_mmap, (void *)h->at[i], h->len[i], PROT_NONE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                                  -1, 0);
+        if (p == MAP_FAILED)
+            continue; /* mapped meanwhile: the program's, its call acts on it */
+        if ((uintptr_t)p != h->at[i]) {
+            syscall(SYS_munmap, p, h->len[i]); /* a kernel before 4.17: a mere hint */
+            continue;
+        }
+        h->at[kept] = h->at[i];
+        h->len[kept++] = h->len[i];
+    }
+    h->n = kept;
+    errno = saved;
+}
+
+/* The real call failed: the placeholders go, the holes are as they were. */
+static void unfill_holes(const holes *h)
+{
+    int saved = errno;
+    for (int i = 0; i < h->n; i++)
+        syscall(SYS_munmap, (void *)h->at[i], h->len[i]);
+    errno = saved;
+}
+
 /* ---- freed-while-registered ------------------------------------------------- */
 
 /* Lock held. G7: a block [a, a+n) the program frees gives up r when it
@@ -487,11 +574,13 @@ static int claim_one(sp_range *r, void *arg)
 
 /* Lock held. The program gives up [addr, addr+len) (what: the call):
  * release the LIVE registrations there (freed-while-registered) and mark
- * every one there freed. block: a malloc block (G7's rule). Returns how
+ * every one there freed. block: a malloc block (G7's rule). base_only: the
+ * span is cut off a mapping whose head stays (a shrinking mremap): a LIVE
+ * range whose base stays mapped is kept, as munmap keeps it. Returns how
  * many ranges it claimed. */
-static int claim(uintptr_t addr, size_t len, const char *what, int block)
+static int claim(uintptr_t addr, size_t len, const char *what, int block, int base_only)
 {
-    claim_ctx c = {what, addr, len, block, 0, 0, NULL, 0, 0, {0}, {0}, 0};
+    claim_ctx c = {what, addr, len, block, 0, 0, NULL, 0, 0, {0}, {0}, base_only};
     if (!len)
         return 0;
     sp_reaper_wait_registering(addr, len);
@@ -561,7 +650,7 @@ __attribute__((noinline)) static void free_slow(void *p, size_t n)
         real_free(p);
         return;
     }
-    claim(a, n, "free", 1);
+    claim(a, n, "free", 1, 0);
     int deferred = sp_reaper_defer_free(p, n, may_wait());
     sp_unlock();
     sp_reaper_kick();
@@ -613,7 +702,7 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
     if (q)
         memcpy(q, p, old < n ? old : n);
     sp_lock();
-    claim(a, old, "realloc", 1);
+    claim(a, old, "realloc", 1, 0);
     int deferred = sp_reaper_defer_free(p, old, may_wait());
     sp_unlock();
     sp_reaper_kick();
@@ -639,6 +728,8 @@ SP_EARLY int sp_munmap(void *addr, size_t len)
     /* Nothing safepin maps on its own (a thread, a diagnostic's memory)
      * before the real munmap: see claim_quiet, sp_reaper_hold_start. */
     claim_ctx c;
+    holes h;
+    fill_holes(a, n, &h); /* removed with the span: by the calls below */
     sp_reaper_hold_start(1);
     claim_quiet(&c, a, n, "munmap");
     sp_reaper_defer_unmap(a, n, may_wait());
@@ -712,14 +803,22 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
     if (live && mremap_source_refused(o, os, moves || ns > os))
         return real_mremap(old, old_size, new_size, flags, new_addr);
     sp_lock();
-    claim(gone, gone_len, "mremap", 0);
-    claim(na, dst_len, "mremap(MREMAP_FIXED)", 0);
+    holes cut, dst;
+    fill_holes(moves ? 0 : gone, moves ? 0 : gone_len, &cut);
+    fill_holes(na, dst_len, &dst);
+    claim(gone, gone_len, "mremap", 0, !moves);
+    claim(na, dst_len, "mremap(MREMAP_FIXED)", 0, 0);
     settle(o, src_len);
     if (dst_len)
         settle(na, dst_len);
     sp_unlock();
     sp_reaper_kick();
-    return real_mremap(old, old_size, new_size, flags, new_addr);
+    void *q = real_mremap(old, old_size, new_size, flags, new_addr);
+    if (q == MAP_FAILED) {
+        unfill_holes(&cut);
+        unfill_holes(&dst);
+    }
+    return q;
 }
 
 SP_EARLY int sp_madvise(void *addr, size_t len, int advice)
@@ -774,11 +873,16 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
         syscall(SYS_munmap, probe, len); /* safepin's own probe, not the program's memory */
     }
     sp_lock();
-    claim(a, n, "mmap(MAP_FIXED)", 0);
+    holes h;
+    fill_holes(a, n, &h);
+    claim(a, n, "mmap(MAP_FIXED)", 0, 0);
     settle(a, n);
     sp_unlock();
     sp_reaper_kick();
-    return real_mmap(addr, len, prot, flags, fd, off);
+    void *p = real_mmap(addr, len, prot, flags, fd, off);
+    if (p == MAP_FAILED)
+        unfill_holes(&h);
+    return p;
 }
 
 int sp_shmdt(const void *addr)
@@ -801,7 +905,7 @@ int sp_shmdt(const void *addr)
         if (r)
             len = page_up(r->base + r->size - a);
     }
-    claim(a, len, "shmdt", 0);
+    claim(a, len, "shmdt", 0, 0);
     settle(a, len);
     sp_unlock();
     sp_reaper_kick();

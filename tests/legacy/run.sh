@@ -68,6 +68,9 @@ stale_shmdt            legacy:fault,current:fault,rocm7:refused                 
 neighbour_free         legacy:clean,current:clean,rocm7:clean                               !api-error
 tail_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 hole_unmap             legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+hole_fixed_map         legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+hole_in_range_unmap    legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+mremap_shrink_live     legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_after_unmap       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_reregister        legacy:fault,current:clean,rocm7:clean                               !runtime-error
 fork_hang              legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
