@@ -55,7 +55,7 @@ static struct {
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
     int inline_running; /* no reaper thread could start: a waiter does its work */
-    int start_held;   /* sp_reaper_hold_start: a release leaves the start for later */
+    int start_held;   /* sp_reaper_hold_start's count: a release leaves the start for later */
     int start_wanted; /* a release was made while the start was held */
     unsigned rt_gen;  /* bumped when the runtime was unloaded */
     void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
@@ -114,8 +114,8 @@ static void want_reaper(void)
 
 void sp_reaper_hold_start(int hold)
 {
-    R.start_held = hold;
-    if (!hold && R.start_wanted) {
+    R.start_held += hold ? 1 : -1; /* nested: two threads' munmaps, a wait between */
+    if (!R.start_held && R.start_wanted) {
         R.start_wanted = 0;
         start_reaper();
     }

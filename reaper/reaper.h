@@ -115,8 +115,9 @@ void sp_reaper_unmap_now(uintptr_t addr, size_t len);
 int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr);
 
 /* Lock held. hold 1: a release made from now on leaves the reaper thread
- * unstarted (a wait for it still starts it); hold 0: start it if one was
- * made. For munmap: a thread started while the program's munmap is under
+ * unstarted (a wait for it still starts it); hold 0 ends one hold 1 (they
+ * nest: another thread's munmap may run while this one waits) and, with
+ * none left, starts it if a release was made. For munmap: a thread started while the program's munmap is under
  * way maps its stack and thread-local blocks wherever the kernel finds
  * room, a hole of the very span the real munmap is about to empty
  * included. */
