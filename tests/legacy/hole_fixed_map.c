@@ -2,9 +2,10 @@
  * hole_fixed_map - one fixed mapping over an arena with a large hole, a
  * pinned block still registered in it.
  *
- * A program reserves a 64 MiB arena, gives a 48 MiB stretch of it back
- * early (munmap), pins a block at each end and uses them with the device,
- * then, its work done, resets the whole arena with one mmap(MAP_FIXED):
+ * A program reserves a 64 MiB arena, pins a block at each end and uses
+ * them with the device, then, its work done, gives a 48 MiB stretch of it
+ * back (munmap) and at once resets the whole arena with one
+ * mmap(MAP_FIXED):
  * every page of the span is replaced at once, whatever is mapped there by
  * then, and reads zeros. Without safepin that works. Under safepin the
  * fixed mapping frees memory still registered, so a release starts (the
@@ -58,8 +59,6 @@ int main(void)
             break;
         }
     }
-    if (munmap(arena + 8 * MIB, 48 * MIB) != 0)
-        return 2;
     int *p1 = (int *)arena;
     int *p2 = (int *)(arena + ARENA - 2 * PINNED);
     legacy_fill(p1, NI, 0, 4);
@@ -69,6 +68,11 @@ int main(void)
     use(s, p1, 4, "first pinned block");
     use(s, p2, 5, "second pinned block");
 
+    /* The stretch goes back right before the fixed mapping, with no call
+     * in between: nothing of the program's (its allocator, the runtime)
+     * can have been placed in the hole by then. */
+    if (munmap(arena + 8 * MIB, 48 * MIB) != 0)
+        return 2;
     if (mmap(arena, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
              0) != arena) {
         perror("mmap(arena, MAP_FIXED)");

@@ -2,10 +2,10 @@
  * hole_unmap - one munmap over an arena with a large hole, a pinned block
  * still registered in it.
  *
- * A program reserves a 64 MiB arena, gives a 40 MiB stretch of it back
- * early (munmap), pins 4 pages near its end and uses them with the device,
- * then, its work done, releases the whole arena with one munmap: every
- * page of the span goes at once, whatever is mapped there by then. Without
+ * A program reserves a 64 MiB arena, pins 4 pages near its end and uses
+ * them with the device, then, its work done, gives a 40 MiB stretch of it
+ * back (munmap) and at once releases the whole arena with one munmap over
+ * the hole: every page of the span goes at once. Without
  * safepin that is the program's business and it works. Under safepin the
  * munmap frees memory still registered, so a release starts; whatever
  * safepin maps while it handles that munmap (the thread that completes
@@ -45,13 +45,29 @@ int main(void)
     char *arena = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (arena == MAP_FAILED)
         return 2;
-    if (munmap(arena + 16 * MIB, 40 * MIB) != 0)
-        return 2;
+    /* Every gap above the arena that a thread's stack fits in is taken, so
+     * that the hole is where the kernel places the next thread's stack. */
+    size_t fill = 8 * MIB + 4096;
+    for (int i = 0; i < 4096; i++) {
+        char *f = mmap(NULL, fill, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (f == MAP_FAILED)
+            return 2;
+        if (f < arena) {
+            munmap(f, fill);
+            break;
+        }
+    }
     int *pinned = (int *)(arena + ARENA - 2 * PINNED);
     legacy_fill(pinned, NI, 0, 5);
     CHECK(hipHostRegister(pinned, PINNED, hipHostRegisterMapped));
     use(s, pinned, 5, "pinned block in the arena");
 
+    /* The stretch goes back right before the arena does, with no call in
+     * between: nothing of the program's (its allocator, the runtime) can
+     * have been placed in the hole by then, so the arena's munmap empties
+     * only what the program mapped. */
+    if (munmap(arena + 16 * MIB, 40 * MIB) != 0)
+        return 2;
     if (munmap(arena, ARENA) != 0) {
         perror("munmap(arena)");
         return 1;
