@@ -361,8 +361,10 @@ static inline __attribute__((always_inline)) sp_site *capture(int own)
         return NULL;
     void *pc[SP_MAX_FRAMES + 8];
     int n = sp_stack_walk(pc, (int)sp_opt.backtrace + own);
-    if (n < 0)
+    if (n < 0) {
+        SP_COUNT(stacks_unwound);
         n = backtrace(pc, (int)sp_opt.backtrace + own); /* what the walk cannot vouch for */
+    }
     int skip = first_foreign_frame(pc, n);
     int keep = n - skip;
     if (keep > sp_opt.backtrace)
