@@ -229,7 +229,7 @@ def build_rows():
     row("unregister-call", "ordered, prior work done, 4 KiB", "unreg_idle", "call_us", "us",
         "safepin <= 10 us", le(10, "us"))
     row("unregister-call", "async, 500 ms kernel on an unrelated stream", "unreg_busy_async",
-        "call_us", "us", "safepin <= 20 us", le(20, "us"))
+        "call_us", "us", "safepin <= 10 us", le(10, "us"))
     row("unregister-call", "async, 500 ms kernel, backtrace=0 (extra)", "unreg_busy_async_bt0",
         "call_us", "us", "-", lambda n, s, r: (fmt(s["median"], "us"), None),
         native_from="unreg_busy_async")
@@ -243,10 +243,11 @@ def build_rows():
         return "%.0fx faster" % x, x >= 100
     row("revive", "unregister + same register, 256 MiB", "revive", "cycle_us", "us",
         "native/safepin >= 100", faster)
+    # Issue 24's targets: ordered at native speed, async at half of it.
     row("pipeline", "wall, 4 streams x 200 (ordered, default)", "pipeline", "wall_ms", "ms",
-        "ratio <= 0.6", ratio_le(0.6))
+        "ratio <= 1.0", ratio_le(1.0))
     row("pipeline", "wall, 4 streams x 200 (unregister=async)", "pipeline_async", "wall_ms", "ms",
-        "ratio <= 0.6", ratio_le(0.6))
+        "ratio <= 0.5", ratio_le(0.5))
     row("pipeline", "wall, async, hold_freed=1 (freed memory held too; extra)",
         "pipeline_async_holdfreed", "wall_ms", "ms", "-",
         lambda n, s, r: ("%.3f" % r, None), native_from="pipeline_async")
@@ -273,8 +274,9 @@ def build_rows():
     # Whole programs.
     for name, mode in (("torch_pinned", "cudaHostAlloc (default)"),
                        ("torch_pinned_reg", "pinned_use_cuda_host_register:True")):
+        limit = 1.02 if name == "torch_pinned" else 1.0
         row("torch-pinned", "DataLoader 4 workers x 4 epochs, pin_memory, copy; %s" % mode, name,
-            "loop_ms", "ms", "(reported)", reported)
+            "loop_ms", "ms", "ratio <= %g" % limit, ratio_le(limit))
         row("torch-pinned", "same, whole process (import, CUDA init, exit; extra)", name,
             "proc_ms", "ms", "(reported)", reported)
     for key, what in (("us_4k", "a fresh 4 KiB NumPy array"),
