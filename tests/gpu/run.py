@@ -83,7 +83,8 @@ PY_TESTS = {"cupy": ["stall", "launch", "hostfunc", "rereg", "reuse", "lost", "i
 # host function, 900 to another thread's call during a global capture.)
 CODE712 = ("churn_two_threads fixed_map_in_callback mremap_registered noreplace_after_munmap "
            "stale_free stale_munmap stale_shmdt").split()
-CLEAN = ("bad_mem_args cancel_in_wait exit_in_signal hole_unmap leak_at_exit madvise_pending neighbour_free "
+CLEAN = ("bad_mem_args cancel_in_wait exit_in_signal hole_fixed_map hole_in_range_unmap "
+         "hole_unmap leak_at_exit madvise_pending mremap_shrink_live neighbour_free "
          "own_capture_register pending_copy refused_fixed_mmap reregister_larger stream_destroyed "
          "unreg_busy_stream unreg_visibility").split()
 # Two devices (DESIGN G1, "any stream of any device"): skipped, saying so,
