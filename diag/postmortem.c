@@ -52,13 +52,14 @@ static void postmortem(int sig, siginfo_t *info)
         addr = (uintptr_t)info->si_addr;
     uint64_t deadline = sp_now_ns() + PM_SYMBOLIZE_MS * 1000000ull;
     char buf[256];
-    snprintf(buf, sizeof(buf), "==%d==safepin: post-mortem: %s (signal %d)%s", (int)getpid(),
-             what, sig, addr ? "" : "\n");
+    /* One write a line: another thread's output (the runtime's fault line
+     * of a second fault) never lands inside it. */
+    char at[48] = "";
+    if (addr)
+        snprintf(at, sizeof(at), " at address 0x%lx", (unsigned long)addr);
+    snprintf(buf, sizeof(buf), "==%d==safepin: post-mortem: %s (signal %d)%s\n", (int)getpid(),
+             what, sig, at);
     say(buf);
-    if (addr) {
-        snprintf(buf, sizeof(buf), " at address 0x%lx\n", (unsigned long)addr);
-        say(buf);
-    }
     snprintf(buf, sizeof(buf), "==%d==safepin: recent registration history (oldest first):\n",
              (int)getpid());
     say(buf);
