@@ -6,6 +6,7 @@
 
 #include "api_error.h"
 #include "diag.h"
+#include "hold.h"
 #include "lock.h"
 #include "options.h"
 #include "reaper.h"

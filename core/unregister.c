@@ -116,6 +116,12 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         /* Relaxed, as on the reaper: another thread's capture in global
          * mode must not see (and be invalidated by) safepin's real call. */
         int old = sp_relaxed_enter();
+        /* Where the runtime's unregister waits for the whole device and
+         * stalls other threads meanwhile (the hold's runtimes), it is made
+         * here only on an idle device; work other threads enqueued since
+         * the call leaves it to the reaper and the hold (G3). */
+        if (covered && sp_hold_runtime(rt) && !sp_streams_idle(rt))
+            covered = 0;
         sp_lock();
         sp_reaper_release_here(base, id, seq, covered);
         sp_unlock();

@@ -30,8 +30,7 @@ static struct {
     int freed;           /* a held range's memory was freed since (sp_hold_freed) */
 } H;
 
-/* 1 if releases of runtime rt are held at all. */
-static int holds_runtime(int rt)
+int sp_hold_runtime(int rt)
 {
     if (strcmp(sp_opt.hold, "off") == 0)
         return 0;
@@ -48,7 +47,7 @@ sp_range *sp_hold_keep(sp_range *batch, uint64_t mark_seq)
     for (sp_range *r = batch, *next; r; r = next) {
         next = sp_reaper_batch_next(r);
         held *h = NULL;
-        if (H.need == 0 && holds_runtime(r->rt) && r->state == SP_RANGE_RELEASING &&
+        if (H.need == 0 && sp_hold_runtime(r->rt) && r->state == SP_RANGE_RELEASING &&
             (!r->freed || sp_opt.hold_freed) && sp_reaper_release_seq(r) <= mark_seq)
             h = sp_mem_calloc(1, sizeof(*h));
         if (!h) {

@@ -46,6 +46,10 @@ sp_range *sp_hold_keep(sp_range *batch, uint64_t mark_seq);
 /* Lock held. 1 if the hold may have ended (forced, or time to poll). */
 int sp_hold_due(void);
 
+/* 1 if releases of runtime rt are held at all (hold=on, or auto and its
+ * unregister waits for the whole device). */
+int sp_hold_runtime(int rt);
+
 /* Lock held (released while it asks the runtime whether the device is
  * idle). The held ranges, linked by ->release, if their hold has ended,
  * with the mark sequence they were held under; else NULL. */

@@ -281,12 +281,18 @@ int sp_reaper_recently_released(uintptr_t base)
 
 /* ---- the thread --------------------------------------------------------- */
 
+/* Lock held. 1 if r's release waits a grace for an identical re-register. */
+static int grace_applies(const sp_range *r)
+{
+    return sp_opt.revive && sp_opt.revive_grace_us > 0 && !r->freed &&
+           r->size >= (size_t)sp_opt.revive_grace_bytes;
+}
+
 /* Lock held. Large ranges are expensive to pin again: give an identical
  * re-register a short grace to revive them. Returns 1 if r was revived. */
 static int revive_grace(sp_range *r)
 {
-    if (!sp_opt.revive || sp_opt.revive_grace_us <= 0 || r->freed ||
-        r->size < (size_t)sp_opt.revive_grace_bytes)
+    if (!grace_applies(r))
         return 0;
     uint64_t deadline = r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
     while (r->state == SP_RANGE_RELEASING && !r->freed && !R.stop && sp_now_ns() < deadline)
@@ -508,7 +514,9 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
     rel(r)->waiting = 0;
     if (r->state != SP_RANGE_RELEASING)
         return 0; /* revived meanwhile */
-    if (covered && !r->unregistering && !R.abandoned && !R.stop) {
+    /* A range an identical re-register may revive keeps its grace: the
+     * reaper releases it (a free of it meanwhile ends the grace). */
+    if (covered && !r->unregistering && !R.abandoned && !R.stop && !grace_applies(r)) {
         SP_COUNT(releases_inline);
         complete_release(r);
         return 1;

@@ -673,6 +673,32 @@ TEST_F(Core, OrderedUnregisterReturnsWhenPriorWorkIsDone)
     free(buf);
 }
 
+// Ordered, on a range of revive_grace_bytes or more: the caller does not
+// complete that release itself, so an identical re-register right after
+// revives it, as in async mode (a 256 MiB buffer pinned again costs tens of
+// milliseconds). The grace is made long here so that a slow run keeps it.
+TEST_F(Core, OrderedUnregisterOfALargeRangeKeepsItsReviveGrace)
+{
+    set_mode(SP_UNREG_ORDERED);
+    long grace = sp_opt.revive_grace_us;
+    set_opt(&sp_opt.revive_grace_us, 1000000);
+    size_t sz = (size_t)sp_opt.revive_grace_bytes;
+    char *buf = static_cast<char *>(aligned_alloc(4096, sz));
+    memset(buf, 1, sz);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    uint64_t revived = __atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    EXPECT_EQ(__atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED), revived + 1);
+    EXPECT_EQ(g_real_register.load(), 1); // not pinned again
+    EXPECT_EQ(g_real_unregister.load(), 0);
+    set_opt(&sp_opt.revive_grace_us, grace);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    free(buf);
+}
+
 // Ordered, prior work already done: queries only, no marker event created
 // on the calling thread (the fast path).
 TEST_F(Core, OrderedUnregisterFastPathMakesNoMarker)
