@@ -53,6 +53,7 @@ void sp_reaper_claim(sp_range *r)
     if (r->state == SP_RANGE_LIVE)
         sp_reaper_release(r);
     r->freed = 1;
+    sp_reaper_note_freed(r);
     sp_hold_freed(); /* if r is held, its memory is needed now */
 }
 

@@ -29,6 +29,12 @@ typedef struct sp_release {
     unsigned in_batch : 1;  /* taken by the reaper, markers being waited on */
     unsigned waiting : 1;   /* an ordered unregister waits for the work before it
                                and completes the release itself (not queued) */
+    unsigned in_grace : 1;  /* in its revive grace, its work done: on R.grace
+                               (linked by next, as it is on no queue) */
+    unsigned graced : 1;    /* this release had its grace */
+    unsigned freeing : 1;   /* freed, and the freeing thread releases it
+                               (sp_reaper_release_freed): the reaper leaves it
+                               until its grace times out */
 } sp_release;
 
 #define RELEASE_PART ((SP_SITES_PART_END + 7) & ~(size_t)7)
@@ -46,6 +52,7 @@ uint64_t sp_reaper_release_seq(const sp_range *r) { return rel(r)->seq; }
 
 static struct {
     sp_range *q_head, *q_tail;
+    sp_range *grace;  /* ranges in their revive grace (see grace_enter) */
     int started, stop;
     int idle;         /* the reaper sleeps waiting for work */
     int need_wake;    /* work queued while it slept; sp_reaper_kick wakes it */
@@ -81,6 +88,7 @@ static void enqueue(sp_range *r)
 }
 
 static void *reaper_main(void *arg);
+static void grace_unlink(sp_range *r);
 
 /* The reaper's lifetime: started on first use (and again after it ended).
  * Once the program's main thread has ended with pthread_exit it ends
@@ -237,6 +245,9 @@ int sp_reaper_revive(sp_range *r)
 {
     if (r->state != SP_RANGE_RELEASING || r->unregistering || r->freed)
         return 0;
+    if (rel(r)->in_grace)
+        grace_unlink(r);
+    rel(r)->graced = 0; /* a later release has a grace of its own */
     r->state = SP_RANGE_LIVE;
     r->nest = 1;
     r->t_unregister_ns = 0;
@@ -281,23 +292,92 @@ int sp_reaper_recently_released(uintptr_t base)
 
 /* ---- the thread --------------------------------------------------------- */
 
-/* Lock held. 1 if r's release waits a grace for an identical re-register. */
+/* Lock held. 1 if r's release waits a grace for an identical re-register:
+ * large ranges are expensive to pin again. */
 static int grace_applies(const sp_range *r)
 {
-    return sp_opt.revive && sp_opt.revive_grace_us > 0 && !r->freed &&
+    return sp_opt.revive && sp_opt.revive_grace_us > 0 && !r->freed && !rel(r)->graced &&
            r->size >= (size_t)sp_opt.revive_grace_bytes;
 }
 
-/* Lock held. Large ranges are expensive to pin again: give an identical
- * re-register a short grace to revive them. Returns 1 if r was revived. */
-static int revive_grace(sp_range *r)
+static uint64_t grace_deadline(const sp_range *r)
 {
-    if (!grace_applies(r))
-        return 0;
-    uint64_t deadline = r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
-    while (r->state == SP_RANGE_RELEASING && !r->freed && !R.stop && sp_now_ns() < deadline)
-        sp_lock_timedwait_ns(deadline);
-    return r->state != SP_RANGE_RELEASING;
+    return r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
+}
+
+/* ---- the revive grace --------------------------------------------------- *
+ * A release whose device work is known done (the ordered caller's wait, or
+ * the reaper's markers) waits out its grace on R.grace, off the queue, so
+ * that neither the reaper nor anyone else waits meanwhile. It leaves when an
+ * identical re-register revives it (sp_reaper_revive), when the program
+ * frees its memory (sp_reaper_release_freed completes it in the freeing
+ * thread, or the reaper does) or when the grace ends (the reaper). */
+
+/* Lock held. */
+static void grace_enter(sp_range *r)
+{
+    rel(r)->in_grace = 1;
+    rel(r)->graced = 1;
+    rel(r)->next = R.grace;
+    R.grace = r;
+    want_reaper(); /* it ends the grace */
+    if (R.idle)
+        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+}
+
+/* Lock held. */
+static void grace_unlink(sp_range *r)
+{
+    for (sp_range **pp = &R.grace; *pp; pp = &rel(*pp)->next)
+        if (*pp == r) {
+            *pp = rel(r)->next;
+            break;
+        }
+    rel(r)->in_grace = 0;
+    rel(r)->next = NULL;
+}
+
+/* Lock held. r's grace is over: freed, timed out, or the reaper is told
+ * to stop. */
+static int grace_over(const sp_range *r, uint64_t now)
+{
+    return (r->freed && !rel(r)->freeing) || R.stop || now >= grace_deadline(r);
+}
+
+/* Lock held. When the reaper must next look at the grace list: 0 if it is
+ * empty, else the earliest end (now or earlier: at once). */
+static uint64_t grace_next_ns(void)
+{
+    uint64_t next = 0, now = 0;
+    for (sp_range *r = R.grace; r; r = rel(r)->next) {
+        if (!now)
+            now = sp_now_ns();
+        uint64_t t = grace_over(r, now) ? now : grace_deadline(r);
+        if (!next || t < next)
+            next = t;
+    }
+    return next;
+}
+
+static int grace_due(void)
+{
+    uint64_t t = grace_next_ns();
+    return t && t <= sp_now_ns();
+}
+
+/* Lock held. Ranges whose grace is over go on the queue: the reaper's
+ * markers (and, where the runtime's unregister stalls the device, the
+ * hold) come before their real unregister, as for any release. */
+static void grace_expire(void)
+{
+    uint64_t now = sp_now_ns();
+    for (sp_range *r = R.grace, *next; r; r = next) {
+        next = rel(r)->next;
+        if (grace_over(r, now)) {
+            grace_unlink(r);
+            enqueue(r);
+        }
+    }
 }
 
 /* Lock held: the real unregister of r, its actions, and its removal. */
@@ -428,7 +508,7 @@ void sp_reaper_runtime_gone(void)
 static int idle_wait(int inline_mode)
 {
     while (!R.q_head && !sp_actions_calls() && !streams_work() && !sp_actions_any_ready() &&
-           !R.stop && !sp_hold_due()) {
+           !R.stop && !sp_hold_due() && !grace_due()) {
         if (inline_mode)
             return 1; /* a waiter's turn ends when there is no work */
         if (R.idle_fn && !R.exiting && !sp_reaper_busy()) {
@@ -442,10 +522,13 @@ static int idle_wait(int inline_mode)
             sp_lock_broadcast();
             continue;
         }
-        if (R.main_gone)
+        uint64_t grace = grace_next_ns();
+        if (R.main_gone && !grace)
             return 1;
         R.idle = 1;
         uint64_t poll = sp_hold_next_poll();
+        if (grace && (!poll || grace < poll))
+            poll = grace; /* a grace ends then */
         if (poll)
             sp_lock_timedwait_ns(poll); /* held releases: ask the device again then */
         else
@@ -487,19 +570,15 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
     sp_range *r = batch;
     while (r) {
         sp_range *next = rel(r)->next;
-        /* in_batch stays set through the revive grace (which waits with
-         * the lock released): a range revived and released again
-         * meanwhile is left to the re-enqueue below. Cleared first, a
-         * second sp_reaper_release queued it too and the enqueue below
-         * linked it to itself (the model's seed 9; revive_rerelease). */
-        if (r->state != SP_RANGE_RELEASING || revive_grace(r)) {
-            rel(r)->in_batch = 0; /* revived */
+        rel(r)->in_batch = 0;
+        if (r->state != SP_RANGE_RELEASING) {
+            /* revived */
         } else if (rel(r)->seq > mark_seq) {
-            rel(r)->in_batch = 0;
             if (!rel(r)->queued)
                 enqueue(r); /* unregistered again after the markers: new round */
+        } else if (grace_applies(r) && sp_now_ns() < grace_deadline(r) && !R.stop) {
+            grace_enter(r);
         } else {
-            rel(r)->in_batch = 0;
             complete_release(r);
         }
         r = next;
@@ -514,9 +593,13 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
     rel(r)->waiting = 0;
     if (r->state != SP_RANGE_RELEASING)
         return 0; /* revived meanwhile */
-    /* A range an identical re-register may revive keeps its grace: the
-     * reaper releases it (a free of it meanwhile ends the grace). */
-    if (covered && !r->unregistering && !R.abandoned && !R.stop && !grace_applies(r)) {
+    if (covered && !r->unregistering && !R.abandoned && !R.stop) {
+        /* A range an identical re-register may revive waits out its grace
+         * first (a free of it ends the grace: sp_reaper_release_freed). */
+        if (grace_applies(r) && sp_now_ns() < grace_deadline(r)) {
+            grace_enter(r);
+            return 0;
+        }
         SP_COUNT(releases_inline);
         complete_release(r);
         return 1;
@@ -528,6 +611,68 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
     if (R.idle)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
     return 0;
+}
+
+void sp_reaper_note_freed(const sp_range *r)
+{
+    if (rel(r)->in_grace && R.idle)
+        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED); /* its grace is over */
+}
+
+/* Lock held. The first range over [a, a+n) in its grace whose memory the
+ * program freed. */
+static int graced_freed(sp_range *r, void *arg)
+{
+    sp_range **found = arg;
+    if (rel(r)->in_grace && r->freed && !r->unregistering && !rel(r)->freeing) {
+        *found = r;
+        return 1;
+    }
+    return 0;
+}
+
+int sp_reaper_release_freed(uintptr_t a, size_t n)
+{
+    int done = 0;
+    sp_range *r = NULL;
+    while (!sp_tls_in_hostfn && sp_reg_for_overlaps(a, n, graced_freed, &r)) {
+        uintptr_t base = r->base;
+        uint64_t id = r->id;
+        int rt = r->rt;
+        rel(r)->freeing = 1;
+        /* As the ordered caller: relaxed, so that another thread's capture
+         * in global mode is not invalidated by the real call. Only on an
+         * idle device: a runtime whose unregister waits for the whole device
+         * would wait here for work enqueued after the program's unregister
+         * (a host function of it may wait for a lock this thread holds),
+         * where the program itself never waited; else the reaper (and the
+         * hold) release it. */
+        sp_unlock();
+        int old = sp_relaxed_enter();
+        int idle = sp_streams_idle(rt);
+        sp_lock();
+        r = sp_reg_find(base);
+        if (r && r->id == id)
+            rel(r)->freeing = 0;
+        if (r && r->id == id && rel(r)->in_grace && r->freed && !r->unregistering) {
+            grace_unlink(r);
+            if (idle && !R.abandoned && !R.stop) {
+                SP_COUNT(releases_inline);
+                complete_release(r);
+                done++;
+            } else {
+                enqueue(r);
+                want_reaper();
+                if (R.idle)
+                    __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+            }
+        }
+        sp_unlock();
+        sp_relaxed_leave(old);
+        sp_lock();
+        r = NULL;
+    }
+    return done;
 }
 
 /* Lock held. One batch: take it, wait for the device work enqueued before
@@ -597,6 +742,7 @@ static void reaper_loop(int inline_mode)
         }
         if (R.abandoned)
             break;
+        grace_expire();
         follow_runtime(&rt_gen);
         if (streams_work()) {
             sp_unlock();

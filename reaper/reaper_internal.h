@@ -14,6 +14,10 @@
  * its work here when no thread can be started). */
 void sp_reaper_wait_progress(void);
 
+/* reaper.c: r (claimed) was freed: if it is in its revive grace, the
+ * grace is over (the reaper is woken by sp_reaper_kick). */
+void sp_reaper_note_freed(const sp_range *r);
+
 /* The actions over r whose releases are all done (r's release completed,
  * or r was revived) become ready; 1 if any did. */
 int sp_actions_settle(const sp_range *r);

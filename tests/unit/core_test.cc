@@ -699,6 +699,63 @@ TEST_F(Core, OrderedUnregisterOfALargeRangeKeepsItsReviveGrace)
     free(buf);
 }
 
+// Ordered: a free of a large range in its revive grace ends the grace and
+// releases it in the freeing thread, whose device work the unregister
+// already waited for: the block goes back to the allocator at once, as
+// without safepin (it used to be deferred until the reaper's release, so
+// that the program's next allocation took fresh pages).
+TEST_F(Core, FreeInItsReviveGraceReleasesInTheFreeingThread)
+{
+    set_mode(SP_UNREG_ORDERED);
+    long grace = sp_opt.revive_grace_us;
+    set_opt(&sp_opt.revive_grace_us, 10000000);
+    size_t sz = (size_t)sp_opt.revive_grace_bytes;
+    char *buf = static_cast<char *>(malloc(sz));
+    ASSERT_NE(buf, nullptr);
+    memset(buf, 1, sz);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    uint64_t deferred = __atomic_load_n(&sp_stat.deferred_frees, __ATOMIC_RELAXED);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    EXPECT_EQ(g_real_unregister.load(), 0); // in its grace
+    g_freed = 0;
+    sp_free(buf);
+    EXPECT_EQ(g_real_unregister.load(), 1);
+    EXPECT_EQ(g_freed.load(), (uintptr_t)buf); // freed now, not deferred
+    EXPECT_EQ(__atomic_load_n(&sp_stat.deferred_frees, __ATOMIC_RELAXED), deferred);
+    set_opt(&sp_opt.revive_grace_us, grace);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+}
+
+// A range in its revive grace does not hold up the releases behind it: the
+// reaper goes on while the grace runs (it used to wait the grace out).
+TEST_F(Core, ReviveGraceDoesNotHoldUpOtherReleases)
+{
+    set_mode(SP_UNREG_ASYNC);
+    long grace = sp_opt.revive_grace_us;
+    set_opt(&sp_opt.revive_grace_us, 3000000);
+    size_t sz = (size_t)sp_opt.revive_grace_bytes;
+    char *big = static_cast<char *>(aligned_alloc(4096, sz));
+    static int small[1024];
+    memset(big, 1, sz);
+    ASSERT_EQ(sp_host_register(big, sz, 0), hipSuccess);
+    ASSERT_EQ(sp_host_register(small, sizeof(small), 0), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(big), hipSuccess);
+    usleep(50000); /* its markers done: in its grace */
+    ASSERT_EQ(sp_host_unregister(small), hipSuccess);
+    for (int i = 0; i < 1000 && g_real_unregister.load() == 0; i++)
+        usleep(1000);
+    EXPECT_EQ(g_real_unregister.load(), 1); // small's, while big's grace runs
+    sp_lock();
+    sp_range *r = sp_reg_find((uintptr_t)big);
+    bool pending = r && r->state == SP_RANGE_RELEASING;
+    sp_unlock();
+    EXPECT_TRUE(pending);
+    set_opt(&sp_opt.revive_grace_us, grace);
+    ASSERT_EQ(sp_reaper_drain(10000), 0u);
+    EXPECT_EQ(g_real_unregister.load(), 2);
+    free(big);
+}
+
 // Ordered, prior work already done: queries only, no marker event created
 // on the calling thread (the fast path).
 TEST_F(Core, OrderedUnregisterFastPathMakesNoMarker)
