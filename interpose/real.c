@@ -143,6 +143,25 @@ static int is_self(const void *p)
     return (uintptr_t)p >= self.lo && (uintptr_t)p < self.hi;
 }
 
+int sp_libc_chunks;
+
+/* free() is glibc's own (not a sanitizer's, not an allocator preloaded
+ * after safepin, not glibc's malloc-debug library): its blocks carry
+ * glibc's chunk header. */
+static void note_libc_chunks(void)
+{
+    Dl_info fi;
+    const char *base;
+    if (!sp_real.free || !sp_real.realloc || !dladdr((void *)sp_real.free, &fi) || !fi.dli_fname)
+        return;
+    base = strrchr(fi.dli_fname, '/');
+    base = base ? base + 1 : fi.dli_fname;
+    Dl_info ri;
+    if (strcmp(base, "libc.so.6") == 0 && dladdr((void *)sp_real.realloc, &ri) &&
+        ri.dli_fbase == fi.dli_fbase)
+        __atomic_store_n(&sp_libc_chunks, 1, __ATOMIC_RELAXED);
+}
+
 void sp_resolve_backend(void)
 {
     int missing_req = 0, found_req = 0;
@@ -176,6 +195,7 @@ void sp_resolve_backend(void)
             }
         }
     }
+    note_libc_chunks();
     if (missing_req && found_req)
         sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
     else if (missing_req)

@@ -21,11 +21,13 @@
 #define SP_EXPORT __attribute__((visibility("default"), no_sanitize_address))
 
 /* The common case inline: nothing registered, libc's free resolved: one
- * load, one branch and a tail jump, as cheap as a forwarding-only hook. */
+ * load, one branch and a tail jump, as cheap as a forwarding-only hook.
+ * With ranges registered, a block the filter clears goes the same way. */
 SP_EXPORT void free(void *p)
 {
     void (*f)(void *) = sp_real.free;
-    if (__builtin_expect(sp_reg_empty() && f != NULL, 1)) {
+    if (__builtin_expect(f != NULL, 1) &&
+        __builtin_expect(sp_reg_empty() || sp_block_unrelated(p), 1)) {
         f(p);
         return;
     }
@@ -43,7 +45,9 @@ SP_EXPORT void *realloc(void *p, size_t n)
 {
     /* As free: nothing registered, libc's realloc resolved: straight to it. */
     void *(*f)(void *, size_t) = sp_real.realloc;
-    void *q = __builtin_expect(sp_reg_empty() && f != NULL, 1) ? f(p, n) : sp_realloc(p, n);
+    void *q = __builtin_expect(f != NULL && (sp_reg_empty() || sp_block_unrelated(p)), 1)
+                  ? f(p, n)
+                  : sp_realloc(p, n);
     if (UNLIKELY(!q && n))
         SP_LIBC_FAILED("realloc", "NULL", SP_FAULT_RANGE, NULL, n, 0, (p, n));
     return q;

@@ -101,9 +101,9 @@ extern size_t sp_reg_huge_n;
 
 static inline unsigned sp_reg_region_slot(uintptr_t region)
 {
-    uint64_t r = region;
-    return (unsigned)((r ^ (r >> SP_REG_SLOT_BITS) ^ (r >> (2 * SP_REG_SLOT_BITS))) &
-                      ((1u << SP_REG_SLOT_BITS) - 1));
+    /* Consecutive regions take consecutive slots: two regions share one
+     * only 2^16 regions (128 GiB) apart. */
+    return (unsigned)(region & ((1u << SP_REG_SLOT_BITS) - 1));
 }
 
 /* The general case of sp_reg_maybe (wide or odd queries, huge ranges). */
@@ -122,10 +122,11 @@ __attribute__((no_sanitize_address)) static inline int sp_reg_maybe(uintptr_t ad
     if (len == 0 || len > ((size_t)1 << SP_REG_REGION_SHIFT) || last < addr ||
         __atomic_load_n(&sp_reg_huge_n, __ATOMIC_RELAXED) != 0)
         return sp_reg_maybe_slow(addr, len);
-    return (__atomic_load_n(&sp_reg_slots[sp_reg_region_slot(addr >> SP_REG_REGION_SHIFT)],
-                            __ATOMIC_RELAXED) |
-            __atomic_load_n(&sp_reg_slots[sp_reg_region_slot(last >> SP_REG_REGION_SHIFT)],
-                            __ATOMIC_RELAXED)) != 0;
+    uintptr_t r0 = addr >> SP_REG_REGION_SHIFT, r1 = last >> SP_REG_REGION_SHIFT;
+    unsigned v = __atomic_load_n(&sp_reg_slots[sp_reg_region_slot(r0)], __ATOMIC_RELAXED);
+    if (r1 != r0) /* most blocks lie within one region: one load */
+        v |= __atomic_load_n(&sp_reg_slots[sp_reg_region_slot(r1)], __ATOMIC_RELAXED);
+    return v != 0;
 }
 
 /* Insert a new LIVE range with nest = 1 and a fresh id. Lock held. Returns
