@@ -651,7 +651,6 @@ __attribute__((noinline)) static void free_slow(void *p, size_t n)
         return;
     }
     claim(a, n, "free", 1, 0);
-    sp_reaper_release_freed(a, n);
     int deferred = sp_reaper_defer_free(p, n, may_wait());
     sp_unlock();
     sp_reaper_kick();

@@ -32,9 +32,6 @@ typedef struct sp_release {
     unsigned in_grace : 1;  /* in its revive grace, its work done: on R.grace
                                (linked by next, as it is on no queue) */
     unsigned graced : 1;    /* this release had its grace */
-    unsigned freeing : 1;   /* freed, and the freeing thread releases it
-                               (sp_reaper_release_freed): the reaper leaves it
-                               until its grace times out */
 } sp_release;
 
 #define RELEASE_PART ((SP_SITES_PART_END + 7) & ~(size_t)7)
@@ -310,8 +307,11 @@ static uint64_t grace_deadline(const sp_range *r)
  * the reaper's markers) waits out its grace on R.grace, off the queue, so
  * that neither the reaper nor anyone else waits meanwhile. It leaves when an
  * identical re-register revives it (sp_reaper_revive), when the program
- * frees its memory (sp_reaper_release_freed completes it in the freeing
- * thread, or the reaper does) or when the grace ends (the reaper). */
+ * frees its memory or when the grace ends; the reaper releases it then.
+ * (The freeing thread does not: a real unregister that waits for the
+ * whole device would make free() wait for work another thread enqueued,
+ * a host function that waits for a lock the freeing thread holds, where
+ * a free without safepin never waits.) */
 
 /* Lock held. */
 static void grace_enter(sp_range *r)
@@ -341,7 +341,7 @@ static void grace_unlink(sp_range *r)
  * to stop. */
 static int grace_over(const sp_range *r, uint64_t now)
 {
-    return (r->freed && !rel(r)->freeing) || R.stop || now >= grace_deadline(r);
+    return r->freed || R.stop || now >= grace_deadline(r);
 }
 
 /* Lock held. When the reaper must next look at the grace list: 0 if it is
@@ -595,7 +595,7 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
         return 0; /* revived meanwhile */
     if (covered && !r->unregistering && !R.abandoned && !R.stop) {
         /* A range an identical re-register may revive waits out its grace
-         * first (a free of it ends the grace: sp_reaper_release_freed). */
+         * first (a free of it ends the grace). */
         if (grace_applies(r) && sp_now_ns() < grace_deadline(r)) {
             grace_enter(r);
             return 0;
@@ -617,62 +617,6 @@ void sp_reaper_note_freed(const sp_range *r)
 {
     if (rel(r)->in_grace && R.idle)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED); /* its grace is over */
-}
-
-/* Lock held. The first range over [a, a+n) in its grace whose memory the
- * program freed. */
-static int graced_freed(sp_range *r, void *arg)
-{
-    sp_range **found = arg;
-    if (rel(r)->in_grace && r->freed && !r->unregistering && !rel(r)->freeing) {
-        *found = r;
-        return 1;
-    }
-    return 0;
-}
-
-int sp_reaper_release_freed(uintptr_t a, size_t n)
-{
-    int done = 0;
-    sp_range *r = NULL;
-    while (!sp_tls_in_hostfn && sp_reg_for_overlaps(a, n, graced_freed, &r)) {
-        uintptr_t base = r->base;
-        uint64_t id = r->id;
-        int rt = r->rt;
-        rel(r)->freeing = 1;
-        /* As the ordered caller: relaxed, so that another thread's capture
-         * in global mode is not invalidated by the real call. Only on an
-         * idle device: a runtime whose unregister waits for the whole device
-         * would wait here for work enqueued after the program's unregister
-         * (a host function of it may wait for a lock this thread holds),
-         * where the program itself never waited; else the reaper (and the
-         * hold) release it. */
-        sp_unlock();
-        int old = sp_relaxed_enter();
-        int idle = sp_streams_idle(rt);
-        sp_lock();
-        r = sp_reg_find(base);
-        if (r && r->id == id)
-            rel(r)->freeing = 0;
-        if (r && r->id == id && rel(r)->in_grace && r->freed && !r->unregistering) {
-            grace_unlink(r);
-            if (idle && !R.abandoned && !R.stop) {
-                SP_COUNT(releases_inline);
-                complete_release(r);
-                done++;
-            } else {
-                enqueue(r);
-                want_reaper();
-                if (R.idle)
-                    __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
-            }
-        }
-        sp_unlock();
-        sp_relaxed_leave(old);
-        sp_lock();
-        r = NULL;
-    }
-    return done;
 }
 
 /* Lock held. One batch: take it, wait for the device work enqueued before

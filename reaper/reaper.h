@@ -78,14 +78,6 @@ typedef enum sp_act_kind { SP_ACT_FREE, SP_ACT_MUNMAP, SP_ACT_DEVFREE } sp_act_k
  * (never revived). Lock held. */
 void sp_reaper_claim(sp_range *r);
 
-/* After claim: the program freed the block [a, a+n). A range there in its
- * revive grace (its device work known done) is released now, in the
- * freeing thread, so that the block can go back to the allocator at once,
- * as without safepin; where that cannot be (a host function; a runtime
- * whose unregister stalls a busy device) the reaper releases it. Lock held
- * (released meanwhile). Returns how many were released here. */
-int sp_reaper_release_freed(uintptr_t a, size_t n);
-
 /* Wait while a range overlapping [addr, addr+len) is being registered.
  * Lock held (released while waiting). */
 void sp_reaper_wait_registering(uintptr_t addr, size_t len);

@@ -71,6 +71,9 @@ hole_unmap             legacy:clean,current:clean,rocm7:clean                   
 hole_fixed_map         legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 hole_in_range_unmap    legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 mremap_shrink_live     legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+free_grace_orphan      legacy:clean,current:clean,rocm7:clean                               !api-error
+free_grace_capture     legacy:clean,current:clean,rocm7:clean                               !api-error
+free_grace_lock        legacy:clean,current:clean,rocm7:clean                               !api-error
 fork_after_unmap       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
 fork_reregister        legacy:fault,current:clean,rocm7:clean                               !runtime-error
 fork_hang              legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
