@@ -13,6 +13,7 @@
 #include "streams.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -32,6 +33,7 @@ typedef struct sp_release {
     unsigned in_grace : 1;  /* in its revive grace, its work done: on R.grace
                                (linked by next, as it is on no queue) */
     unsigned graced : 1;    /* this release had its grace */
+    unsigned no_grace : 1;  /* its size's graces were wasted: none (grace_wanted) */
 } sp_release;
 
 #define RELEASE_PART ((SP_SITES_PART_END + 7) & ~(size_t)7)
@@ -68,6 +70,8 @@ static struct {
     size_t n_releasing;
     uintptr_t graveyard[SP_GRAVEYARD];
     unsigned grave_i;
+    unsigned char grace_wasted[64]; /* by size class: graces ended by a free, in a row */
+    uint64_t grace_retry_ns[64];    /* by size class: when a skipped class may try again */
 } R;
 
 
@@ -126,6 +130,56 @@ void sp_reaper_hold_start(int hold)
     }
 }
 
+/* ---- which sizes get a grace ------------------------------------------- *
+ * A grace the program ends by freeing (or unmapping) the memory was pure
+ * cost: the range stayed pinned, its free waited for the reaper's release
+ * (the allocator handed out fresh pages meanwhile), and where the runtime's
+ * unregister stalls the device the reaper's real call came while other work
+ * ran, instead of in the ordered caller right after its wait, on an idle
+ * device. So graces are counted by size class (a power of two): after
+ * GRACE_WASTED_MAX in a row ended by a free, releases of that class get no
+ * grace (the ordered caller completes them, as it does smaller ones), but
+ * one release a GRACE_RETRY_NS still does, so that a program that starts
+ * re-registering is seen; any revival in the class starts its count again.
+ * (A trial is per time, not per count: each wasted grace costs the program
+ * fresh pages for its next buffers, about 3 ms for 1 MiB on a VM.) The
+ * grace is an optimization (G4: a re-register *may* revive); no guarantee
+ * rests on it. */
+#define GRACE_WASTED_MAX 2
+#define GRACE_RETRY_NS 1000000000ull
+
+static unsigned size_class(size_t n) { return n ? 63u - (unsigned)__builtin_clzll(n) : 0; }
+
+/* Lock held. 1 if a release of this size (one the grace applies to) gets
+ * its grace. */
+static int grace_wanted(size_t size)
+{
+    unsigned c = size_class(size);
+    if (R.grace_wasted[c] < GRACE_WASTED_MAX)
+        return 1;
+    uint64_t now = sp_now_ns();
+    if (now < R.grace_retry_ns[c])
+        return 0;
+    R.grace_retry_ns[c] = now + GRACE_RETRY_NS; /* a trial */
+    return 1;
+}
+
+/* Lock held. r's grace was ended by a free of its memory. */
+static void grace_wasted(const sp_range *r)
+{
+    unsigned c = size_class(r->size);
+    if (R.grace_wasted[c] < UCHAR_MAX)
+        R.grace_wasted[c]++;
+    if (R.grace_wasted[c] == GRACE_WASTED_MAX)
+        R.grace_retry_ns[c] = sp_now_ns() + GRACE_RETRY_NS;
+}
+
+void sp_reaper_grace_forget(void)
+{
+    memset(R.grace_wasted, 0, sizeof(R.grace_wasted));
+    memset(R.grace_retry_ns, 0, sizeof(R.grace_retry_ns));
+}
+
 /* Lock held. r leaves LIVE (or starts a new release); its sequence. */
 static uint64_t start_release(sp_range *r)
 {
@@ -135,6 +189,11 @@ static uint64_t start_release(sp_range *r)
     }
     r->nest = 0;
     rel(r)->seq = ++R.submit_seq;
+    rel(r)->no_grace = 0;
+    if (sp_opt.revive && r->size >= (size_t)sp_opt.revive_grace_bytes && !grace_wanted(r->size)) {
+        rel(r)->no_grace = 1;
+        SP_COUNT(graces_skipped);
+    }
     if (!r->t_unregister_ns)
         r->t_unregister_ns = sp_now_ns();
     SP_COUNT(releases_submitted);
@@ -245,6 +304,7 @@ int sp_reaper_revive(sp_range *r)
     if (rel(r)->in_grace)
         grace_unlink(r);
     rel(r)->graced = 0; /* a later release has a grace of its own */
+    R.grace_wasted[size_class(r->size)] = 0; /* its size is re-registered */
     r->state = SP_RANGE_LIVE;
     r->nest = 1;
     r->t_unregister_ns = 0;
@@ -294,7 +354,7 @@ int sp_reaper_recently_released(uintptr_t base)
 static int grace_applies(const sp_range *r)
 {
     return sp_opt.revive && sp_opt.revive_grace_us > 0 && !r->freed && !rel(r)->graced &&
-           r->size >= (size_t)sp_opt.revive_grace_bytes;
+           !rel(r)->no_grace && r->size >= (size_t)sp_opt.revive_grace_bytes;
 }
 
 static uint64_t grace_deadline(const sp_range *r)
@@ -318,6 +378,7 @@ static void grace_enter(sp_range *r)
 {
     rel(r)->in_grace = 1;
     rel(r)->graced = 1;
+    SP_COUNT(graces);
     rel(r)->next = R.grace;
     R.grace = r;
     want_reaper(); /* it ends the grace */
@@ -615,7 +676,10 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
 
 void sp_reaper_note_freed(const sp_range *r)
 {
-    if (rel(r)->in_grace && R.idle)
+    if (!rel(r)->in_grace)
+        return;
+    grace_wasted(r);
+    if (R.idle)
         __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED); /* its grace is over */
 }
 

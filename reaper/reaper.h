@@ -137,6 +137,10 @@ int sp_wait_prior_work(void);
  * rather than unregister-unknown). Lock held. */
 int sp_reaper_recently_released(uintptr_t base);
 
+/* Forget which sizes' revive graces were wasted (reaper.c, "which sizes
+ * get a grace"): each size gets its grace again. Lock held. For tests. */
+void sp_reaper_grace_forget(void);
+
 /* Wait up to timeout_ms for every pending release and deferred call.
  * Takes the lock. Returns the number of releases left. */
 size_t sp_reaper_drain(long timeout_ms);

@@ -39,14 +39,21 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static void marker_at(struct sh_event *e, uint64_t gen, double t_ms)
+{
+    if (e->gen == gen) {
+        e->t_ms = t_ms;
+        e->t_valid = true;
+    }
+}
+
+void sh_event_marker_locked(struct sh_event *e, uint64_t gen) { marker_at(e, gen, now_ms()); }
+
 void sh_event_marker(struct sh_event *e, uint64_t gen)
 {
     double t = now_ms();
     pthread_mutex_lock(&sh_dev_lock);
-    if (e->gen == gen) {
-        e->t_ms = t;
-        e->t_valid = true;
-    }
+    marker_at(e, gen, t);
     pthread_mutex_unlock(&sh_dev_lock);
 }
 

@@ -103,6 +103,7 @@ struct sh_op {
     struct sh_work w;
     struct sh_dep *deps;
     size_t ndeps;
+    bool running; /* its worker executes it (dev lock released meanwhile) */
 };
 
 struct sh_stream {
@@ -259,5 +260,6 @@ struct sh_event {
 void sh_event_ref_locked(struct sh_event *e);
 void sh_event_unref_locked(struct sh_event *e);
 void sh_event_marker(struct sh_event *e, uint64_t gen); /* runs on the worker */
+void sh_event_marker_locked(struct sh_event *e, uint64_t gen); /* the same, dev lock held */
 
 #endif /* SIMHIP_INTERNAL_H */

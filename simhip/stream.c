@@ -171,6 +171,35 @@ struct worker_arg {
     struct sh_worker *w;
 };
 
+/* Dev lock held, an op just done. An event marker at the head of any
+ * stream whose dependencies are met now completes at once, as an event's
+ * barrier packet on a GPU queue completes with the work it waits for: a
+ * waiter on the event wakes once, not after another round of a worker
+ * thread (a null-stream marker behind a blocking stream's kernel took two
+ * rounds, of two threads). A marker its worker already executes is left to
+ * it. */
+static void complete_ready_markers_locked(void)
+{
+    bool again = true;
+    while (again && !sh_is_torn_down()) {
+        again = false;
+        for (struct sh_stream *x = sh_streams; x; x = x->next_all) {
+            struct sh_op *op = x->head;
+            if (!op || op->running || op->w.kind != W_MARKER || !deps_done(op))
+                continue;
+            if (op->w.ev)
+                sh_event_marker_locked(op->w.ev, op->w.ev_gen);
+            x->head = op->next;
+            if (!x->head)
+                x->tail = NULL;
+            x->done_seq = op->seq;
+            op_free_locked(op); /* may free a destroyed stream: the list is walked again */
+            again = true;
+            break;
+        }
+    }
+}
+
 /* Dev lock held. Waits for an op until the linger time has passed; returns
  * false when the worker should end (idle, destroyed or torn down). */
 static bool wait_for_op_locked(struct sh_stream *s)
@@ -198,10 +227,14 @@ static void *worker_main(void *arg)
         if (!wait_for_op_locked(s))
             break;
         struct sh_op *op = s->head;
-        while (!deps_done(op) && !sh_is_torn_down())
+        if (!deps_done(op)) {
+            /* (Then from the top: another thread may have completed a
+             * marker at the head meanwhile, or torn the runtime down, and
+             * then queued work never runs.) */
             pthread_cond_wait(&sh_dev_cond, &sh_dev_lock);
-        if (sh_is_torn_down())
-            break; /* the runtime is gone: queued work never runs */
+            continue;
+        }
+        op->running = true;
         a.w->in_hostfn = op->w.kind == W_HOSTFN || op->w.kind == W_CALLBACK;
         pthread_mutex_unlock(&sh_dev_lock);
 
@@ -214,6 +247,7 @@ static void *worker_main(void *arg)
             s->tail = NULL;
         s->done_seq = op->seq;
         op_free_locked(op);
+        complete_ready_markers_locked();
         pthread_cond_broadcast(&sh_dev_cond);
     }
     s->worker_running = false;

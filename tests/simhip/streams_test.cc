@@ -219,6 +219,37 @@ TEST(Event, RecordQuerySynchronizeElapsed)
     EXPECT_EQ(hipStreamDestroy(s), hipSuccess);
 }
 
+// An event marker completes with the work it waits for, as an event's
+// barrier packet on a GPU queue does: a null-stream marker behind a blocking
+// stream's kernel is complete by the time that stream's synchronize returns
+// (it used to take another round of the null stream's worker thread), with
+// the kernel's end as its time.
+TEST(Event, MarkerCompletesWithTheWorkItWaitsFor)
+{
+    hipStream_t s;
+    hipEvent_t a, b;
+    ASSERT_EQ(hipStreamCreate(&s), hipSuccess);
+    ASSERT_EQ(hipEventCreate(&a), hipSuccess);
+    ASSERT_EQ(hipEventCreate(&b), hipSuccess);
+    for (int i = 0; i < 20; i++) {
+        OrderLog log;
+        LogEntry e{&log, i, 5};
+        ASSERT_EQ(simhipLaunchKernel(s, k_log, &e), hipSuccess);
+        ASSERT_EQ(hipEventRecord(a, s), hipSuccess);
+        ASSERT_EQ(hipEventRecord(b, 0), hipSuccess); // waits for s's kernel
+        EXPECT_EQ(hipEventQuery(b), hipErrorNotReady);
+        ASSERT_EQ(hipStreamSynchronize(s), hipSuccess);
+        EXPECT_EQ(hipEventQuery(b), hipSuccess) << "round " << i;
+        float ms = -1;
+        ASSERT_EQ(hipEventElapsedTime(&ms, a, b), hipSuccess);
+        EXPECT_GE(ms, 0.0f);
+        EXPECT_LT(ms, 1.0f);
+    }
+    EXPECT_EQ(hipEventDestroy(a), hipSuccess);
+    EXPECT_EQ(hipEventDestroy(b), hipSuccess);
+    EXPECT_EQ(hipStreamDestroy(s), hipSuccess);
+}
+
 TEST(Event, DisableTimingHasNoElapsedTime)
 {
     hipEvent_t a, b;

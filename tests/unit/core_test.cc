@@ -156,6 +156,7 @@ protected:
         sp_opt.unreg_mode = SP_UNREG_ASYNC;
         sp_opt.revive = 1;
         sp_opt.log_level = SP_LOG_ERROR; // keep expected diagnostics quiet
+        sp_reaper_grace_forget(); // each test starts with every size's grace
         sp_unlock();
         g_real_register = g_real_unregister = 0;
         g_kernels_done = g_kernels_expected = 0;
@@ -723,6 +724,77 @@ TEST_F(Core, FreeInItsReviveGraceEndsTheGrace)
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
 }
 
+// Ordered: once the program has ended two graces of a size in a row by
+// freeing the memory (a pipeline of fresh buffers: malloc, register, use,
+// unregister, free), releases of that size get none: the caller makes the
+// real unregister itself and the free is not deferred. Another size keeps
+// its grace; a second later one release of the skipped size gets a grace
+// again, and a revival there gives the size its grace back.
+TEST_F(Core, GracesEndedByFreesAreSkippedForThatSize)
+{
+    set_mode(SP_UNREG_ORDERED);
+    long grace = sp_opt.revive_grace_us;
+    set_opt(&sp_opt.revive_grace_us, 100000000);
+    size_t sz = (size_t)sp_opt.revive_grace_bytes;
+    // One cycle; 1 if the real unregister was made by the time the
+    // unregister returned and the free was not deferred.
+    auto cycle = [&]() -> int {
+        char *buf = static_cast<char *>(malloc(sz));
+        EXPECT_NE(buf, nullptr);
+        memset(buf, 1, sz);
+        EXPECT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+        int before = g_real_unregister.load();
+        EXPECT_EQ(sp_host_unregister(buf), hipSuccess);
+        int made = g_real_unregister.load() - before;
+        g_freed = 0;
+        sp_free(buf);
+        bool at_once = g_freed.load() == (uintptr_t)buf;
+        EXPECT_EQ(sp_reaper_drain(5000), 0u); // the free ended the grace
+        EXPECT_EQ(g_freed.load(), (uintptr_t)buf);
+        EXPECT_EQ(made == 1, at_once);
+        return made == 1 && at_once;
+    };
+    for (int i = 0; i < 2; i++)
+        EXPECT_EQ(cycle(), 0) << "cycle " << i << " had no grace";
+    uint64_t skipped = __atomic_load_n(&sp_stat.graces_skipped, __ATOMIC_RELAXED);
+    EXPECT_EQ(cycle(), 1); // no grace: released by the caller, freed at once
+    EXPECT_EQ(cycle(), 1);
+    EXPECT_EQ(__atomic_load_n(&sp_stat.graces_skipped, __ATOMIC_RELAXED), skipped + 2);
+    // Another size class keeps its grace.
+    char *big = static_cast<char *>(aligned_alloc(4096, 2 * sz));
+    memset(big, 2, 2 * sz);
+    ASSERT_EQ(sp_host_register(big, 2 * sz, 0), hipSuccess);
+    int before = g_real_unregister.load();
+    ASSERT_EQ(sp_host_unregister(big), hipSuccess);
+    EXPECT_EQ(g_real_unregister.load(), before);
+    ASSERT_EQ(sp_host_register(big, 2 * sz, 0), hipSuccess); // revived
+    ASSERT_EQ(sp_host_unregister(big), hipSuccess);
+    // The skipped size, re-registered at once: pinned again (no grace)...
+    char *buf = static_cast<char *>(aligned_alloc(4096, sz));
+    memset(buf, 3, sz);
+    uint64_t revived = __atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    EXPECT_EQ(__atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED), revived);
+    // ...until, a second later, a release has a grace again and is revived.
+    usleep(1100000);
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    EXPECT_EQ(__atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED), revived + 1);
+    // Revived: the size has its grace again.
+    before = g_real_unregister.load();
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    EXPECT_EQ(g_real_unregister.load(), before);
+    ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    EXPECT_EQ(__atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED), revived + 2);
+    set_opt(&sp_opt.revive_grace_us, grace); // (the reaper reads it at its next wake)
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(10000), 0u);
+    free(buf);
+    free(big);
+}
+
 // A range in its revive grace does not hold up the releases behind it: the
 // reaper goes on while the grace runs (it used to wait the grace out).
 TEST_F(Core, ReviveGraceDoesNotHoldUpOtherReleases)
@@ -751,6 +823,56 @@ TEST_F(Core, ReviveGraceDoesNotHoldUpOtherReleases)
     ASSERT_EQ(sp_reaper_drain(10000), 0u);
     EXPECT_EQ(g_real_unregister.load(), 2);
     free(big);
+}
+
+// The register-time probe (does the runtime own this memory already?) asks
+// the runtime only of memory outside the program's brk heap, where no
+// runtime allocates: memory from sbrk is registered without the query,
+// a private mapping with it, and the runtime's own memory is still seen
+// (registered again, it passes through untracked, with the runtime's
+// answer).
+std::atomic<int> g_attr_queries{0};
+hipError_t wrap_attributes(hipPointerAttribute_t *a, const void *p)
+{
+    g_attr_queries++;
+    return g_saved.hipPointerGetAttributes(a, p);
+}
+
+TEST_F(Core, RegisterProbesOnlyMemoryOutsideTheBrkHeap)
+{
+    const size_t sz = 64 * 1024;
+    char *heap = static_cast<char *>(sbrk((intptr_t)sz)); // (left to the heap)
+    ASSERT_NE(heap, (char *)-1);
+    char *map = static_cast<char *>(
+        mmap(nullptr, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(map, MAP_FAILED);
+    void *own = nullptr;
+    ASSERT_EQ(hipHostMalloc(&own, sz, 0), hipSuccess);
+    sp_lock();
+    sp_real.hipPointerGetAttributes = wrap_attributes;
+    sp_unlock();
+    g_attr_queries = 0;
+    ASSERT_EQ(sp_host_register(heap, sz, 0), hipSuccess);
+    EXPECT_EQ(g_attr_queries.load(), 0);
+    ASSERT_EQ(sp_host_register(map, sz, 0), hipSuccess);
+    EXPECT_EQ(g_attr_queries.load(), 1);
+    hipError_t e = sp_host_register(own, sz, 0); // (ROCm 7 refuses it: 712)
+    EXPECT_TRUE(e == hipSuccess || e == hipErrorHostMemoryAlreadyRegistered) << e;
+    EXPECT_EQ(g_attr_queries.load(), 2);
+    sp_lock();
+    sp_real.hipPointerGetAttributes = g_saved.hipPointerGetAttributes;
+    bool heap_tracked = sp_reg_find((uintptr_t)heap) != nullptr;
+    bool map_tracked = sp_reg_find((uintptr_t)map) != nullptr;
+    bool own_tracked = sp_reg_find((uintptr_t)own) != nullptr;
+    sp_unlock();
+    EXPECT_TRUE(heap_tracked);
+    EXPECT_TRUE(map_tracked);
+    EXPECT_FALSE(own_tracked); // the runtime's own: passed through
+    ASSERT_EQ(sp_host_unregister(heap), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(map), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    EXPECT_EQ(hipHostFree(own), hipSuccess);
+    munmap(map, sz);
 }
 
 // Ordered, prior work already done: queries only, no marker event created
