@@ -362,6 +362,12 @@ static uint64_t grace_deadline(const sp_range *r)
     return r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
 }
 
+/* Lock held. r's release waits a grace, and some of it is left. */
+static int grace_left(const sp_range *r)
+{
+    return grace_applies(r) && !R.stop && sp_now_ns() < grace_deadline(r);
+}
+
 /* ---- the revive grace --------------------------------------------------- *
  * A release whose device work is known done (the ordered caller's wait, or
  * the reaper's markers) waits out its grace on R.grace, off the queue, so
@@ -381,9 +387,7 @@ static void grace_enter(sp_range *r)
     SP_COUNT(graces);
     rel(r)->next = R.grace;
     R.grace = r;
-    want_reaper(); /* it ends the grace */
-    if (R.idle)
-        __atomic_store_n(&R.need_wake, 1, __ATOMIC_RELAXED);
+    sp_reaper_poke(); /* the reaper ends the grace */
 }
 
 /* Lock held. */
@@ -637,7 +641,7 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
         } else if (rel(r)->seq > mark_seq) {
             if (!rel(r)->queued)
                 enqueue(r); /* unregistered again after the markers: new round */
-        } else if (grace_applies(r) && sp_now_ns() < grace_deadline(r) && !R.stop) {
+        } else if (grace_left(r)) {
             grace_enter(r);
         } else {
             complete_release(r);
@@ -657,7 +661,7 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
     if (covered && !r->unregistering && !R.abandoned && !R.stop) {
         /* A range an identical re-register may revive waits out its grace
          * first (a free of it ends the grace). */
-        if (grace_applies(r) && sp_now_ns() < grace_deadline(r)) {
+        if (grace_left(r)) {
             grace_enter(r);
             return 0;
         }

@@ -1,6 +1,8 @@
 /* T2: host functions that take mutex M, one at a time on a non-blocking
  * stream. T1: register/unregister a 1 MiB block, then free it holding M
- * (free never waits for the device without safepin). */
+ * (free never waits for the device without safepin). Each block is
+ * re-registered once first (under safepin: revived), so that the size keeps
+ * its revive grace and every free comes in a grace. */
 #include "legacy.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,6 +31,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < iters; i++) {
         char *a = malloc(n);
         a[0] = 1;
+        CHECK(hipHostRegister(a, n, 0));
+        CHECK(hipHostUnregister(a));
         CHECK(hipHostRegister(a, n, 0));
         CHECK(hipHostUnregister(a));
         pthread_mutex_lock(&M);

@@ -12,6 +12,8 @@
 #ifndef LEGACY_H
 #define LEGACY_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "hip_check.h"
@@ -84,6 +86,33 @@ static inline int legacy_finish(void)
     puts("OK");
     fflush(stdout);
     return 0;
+}
+
+/* ---- the revive grace (the free_grace_* programs) --------------------------
+ * A malloc'd block of n bytes, registered and unregistered at once: of 1 MiB
+ * or more, under safepin its release then waits out a revive grace (an
+ * identical re-register would revive it). NULL if it cannot be made. */
+static inline char *legacy_grace_block(size_t n)
+{
+    char *a = malloc(n);
+    if (!a)
+        return NULL;
+    memset(a, 1, n);
+    if (hipHostRegister(a, n, 0) != hipSuccess || hipHostUnregister(a) != hipSuccess) {
+        fprintf(stderr, "legacy_grace_block: register/unregister of %zu bytes failed\n", n);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* A host function (stream callback) that waits until *arg (an int) is set. */
+static inline void legacy_wait_flag(hipStream_t st, hipError_t e, void *arg)
+{
+    (void)st;
+    (void)e;
+    while (!__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE))
+        usleep(100);
 }
 
 /* ---- kernels --------------------------------------------------------------
