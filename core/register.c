@@ -146,13 +146,10 @@ static int ask_runtime(const sp_rt_ops *o, const sp_call *c, sp_register_thunk t
 }
 
 /* 1 if the runtime already owns p: its register and the matching unregister
- * are the runtime's business. Never from a host function. Memory in the
- * program's brk heap is not asked about: no runtime allocates there, and
- * the query is not free (simhip models ROCm's lookup of unknown memory at
- * 20 us). */
-static int runtime_knows(const sp_rt_ops *o, const void *p, size_t size)
+ * are the runtime's business. Never from a host function. */
+static int runtime_knows(const sp_rt_ops *o, const void *p)
 {
-    if (sp_tls_in_hostfn || !o->knows || sp_maps_in_brk_heap((uintptr_t)p, size))
+    if (sp_tls_in_hostfn || !o->knows)
         return 0;
     int old = sp_relaxed_enter();
     int k = o->knows(p);
@@ -166,7 +163,7 @@ static int register_range(const sp_rt_ops *o, const sp_call *c, sp_register_thun
                           void *real, sp_range *r, void *p, size_t size, unsigned flags,
                           uint64_t tok)
 {
-    int foreign = runtime_knows(o, p, size);
+    int foreign = runtime_knows(o, p);
     int e = thunk(real, p, size, flags);
 
     sp_lock();

@@ -24,51 +24,6 @@ static int parse_line(const char *s, uintptr_t *lo, uintptr_t *hi, int *ok, int 
     return 0;
 }
 
-/* The kernel's start_brk, field 47 of /proc/self/stat; 0 if unknown. */
-static uintptr_t read_start_brk(void)
-{
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    char buf[1024];
-    ssize_t n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-    syscall(SYS_close, fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *s = strrchr(buf, ')'); /* the end of the command's name (field 2) */
-    if (!s)
-        return 0;
-    s++;
-    for (int field = 2; field < 47; field++) { /* to the space before field 47 */
-        s = strchr(s, ' ');
-        if (!s)
-            return 0;
-        s++;
-    }
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    return end != s && (*end == ' ' || *end == '\n' || *end == '\0') ? (uintptr_t)v : 0;
-}
-
-int sp_maps_in_brk_heap(uintptr_t addr, size_t len)
-{
-    static uintptr_t start_brk;
-    static int known; /* 1: start_brk read; -1: it cannot be */
-    int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
-    if (k == 0) {
-        uintptr_t v = read_start_brk(); /* (two threads may both read it: the same value) */
-        __atomic_store_n(&start_brk, v, __ATOMIC_RELAXED);
-        k = v ? 1 : -1;
-        __atomic_store_n(&known, k, __ATOMIC_RELEASE);
-    }
-    uintptr_t lo = __atomic_load_n(&start_brk, __ATOMIC_RELAXED);
-    if (k < 0 || addr < lo || len > UINTPTR_MAX - addr)
-        return 0;
-    void *brk_now = sbrk(0);
-    return brk_now != (void *)-1 && addr + len <= (uintptr_t)brk_now;
-}
-
 int sp_maps_pinnable(uintptr_t addr, size_t len, int read_only_ok)
 {
     if (len == 0)

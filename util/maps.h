@@ -29,13 +29,6 @@ extern "C" {
  * its own answer). No lock; any thread, a host function, a forked child. */
 int sp_maps_pinnable(uintptr_t addr, size_t len, int read_only_ok);
 
-/* 1 if [addr, addr+len) lies in the program's brk heap: between the
- * kernel's start of the heap (start_brk, read once from /proc/self/stat)
- * and the current break. No runtime allocates host memory there (they map
- * theirs), so the runtime cannot already own it. 0 otherwise, or when that
- * cannot be read. No lock; any thread, a host function, a forked child. */
-int sp_maps_in_brk_heap(uintptr_t addr, size_t len);
-
 #ifdef __cplusplus
 }
 #endif

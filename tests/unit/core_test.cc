@@ -825,56 +825,6 @@ TEST_F(Core, ReviveGraceDoesNotHoldUpOtherReleases)
     free(big);
 }
 
-// The register-time probe (does the runtime own this memory already?) asks
-// the runtime only of memory outside the program's brk heap, where no
-// runtime allocates: memory from sbrk is registered without the query,
-// a private mapping with it, and the runtime's own memory is still seen
-// (registered again, it passes through untracked, with the runtime's
-// answer).
-std::atomic<int> g_attr_queries{0};
-hipError_t wrap_attributes(hipPointerAttribute_t *a, const void *p)
-{
-    g_attr_queries++;
-    return g_saved.hipPointerGetAttributes(a, p);
-}
-
-TEST_F(Core, RegisterProbesOnlyMemoryOutsideTheBrkHeap)
-{
-    const size_t sz = 64 * 1024;
-    char *heap = static_cast<char *>(sbrk((intptr_t)sz)); // (left to the heap)
-    ASSERT_NE(heap, (char *)-1);
-    char *map = static_cast<char *>(
-        mmap(nullptr, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    ASSERT_NE(map, MAP_FAILED);
-    void *own = nullptr;
-    ASSERT_EQ(hipHostMalloc(&own, sz, 0), hipSuccess);
-    sp_lock();
-    sp_real.hipPointerGetAttributes = wrap_attributes;
-    sp_unlock();
-    g_attr_queries = 0;
-    ASSERT_EQ(sp_host_register(heap, sz, 0), hipSuccess);
-    EXPECT_EQ(g_attr_queries.load(), 0);
-    ASSERT_EQ(sp_host_register(map, sz, 0), hipSuccess);
-    EXPECT_EQ(g_attr_queries.load(), 1);
-    hipError_t e = sp_host_register(own, sz, 0); // (ROCm 7 refuses it: 712)
-    EXPECT_TRUE(e == hipSuccess || e == hipErrorHostMemoryAlreadyRegistered) << e;
-    EXPECT_EQ(g_attr_queries.load(), 2);
-    sp_lock();
-    sp_real.hipPointerGetAttributes = g_saved.hipPointerGetAttributes;
-    bool heap_tracked = sp_reg_find((uintptr_t)heap) != nullptr;
-    bool map_tracked = sp_reg_find((uintptr_t)map) != nullptr;
-    bool own_tracked = sp_reg_find((uintptr_t)own) != nullptr;
-    sp_unlock();
-    EXPECT_TRUE(heap_tracked);
-    EXPECT_TRUE(map_tracked);
-    EXPECT_FALSE(own_tracked); // the runtime's own: passed through
-    ASSERT_EQ(sp_host_unregister(heap), hipSuccess);
-    ASSERT_EQ(sp_host_unregister(map), hipSuccess);
-    ASSERT_EQ(sp_reaper_drain(5000), 0u);
-    EXPECT_EQ(hipHostFree(own), hipSuccess);
-    munmap(map, sz);
-}
-
 // Ordered, prior work already done: queries only, no marker event created
 // on the calling thread (the fast path).
 TEST_F(Core, OrderedUnregisterFastPathMakesNoMarker)
