@@ -171,6 +171,16 @@ struct worker_arg {
     struct sh_worker *w;
 };
 
+/* Dev lock held. op, the head of s, is done: it leaves the queue. */
+static void pop_done_locked(struct sh_stream *s, struct sh_op *op)
+{
+    s->head = op->next;
+    if (!s->head)
+        s->tail = NULL;
+    s->done_seq = op->seq;
+    op_free_locked(op);
+}
+
 /* Dev lock held, an op just done. An event marker at the head of any
  * stream whose dependencies are met now completes at once, as an event's
  * barrier packet on a GPU queue completes with the work it waits for: a
@@ -189,11 +199,7 @@ static void complete_ready_markers_locked(void)
                 continue;
             if (op->w.ev)
                 sh_event_marker_locked(op->w.ev, op->w.ev_gen);
-            x->head = op->next;
-            if (!x->head)
-                x->tail = NULL;
-            x->done_seq = op->seq;
-            op_free_locked(op); /* may free a destroyed stream: the list is walked again */
+            pop_done_locked(x, op); /* may free a destroyed stream: the list is walked again */
             again = true;
             break;
         }
@@ -242,11 +248,7 @@ static void *worker_main(void *arg)
 
         pthread_mutex_lock(&sh_dev_lock);
         a.w->in_hostfn = false;
-        s->head = op->next;
-        if (!s->head)
-            s->tail = NULL;
-        s->done_seq = op->seq;
-        op_free_locked(op);
+        pop_done_locked(s, op);
         complete_ready_markers_locked();
         pthread_cond_broadcast(&sh_dev_cond);
     }
