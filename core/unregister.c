@@ -116,11 +116,14 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         /* Relaxed, as on the reaper: another thread's capture in global
          * mode must not see (and be invalidated by) safepin's real call. */
         int old = sp_relaxed_enter();
-        /* Where the runtime's unregister waits for the whole device and
-         * stalls other threads meanwhile (the hold's runtimes), it is made
-         * here only on an idle device; work other threads enqueued since
-         * the call leaves it to the reaper and the hold (G3). */
-        if (covered && sp_hold_runtime(rt) && !sp_streams_idle(rt))
+        /* The runtime's own unregister waits for the device work enqueued
+         * before it: made now, later than the program's call, it would
+         * also wait for work other threads enqueued since the call (a host
+         * function waiting for this call to return deadlocks it; on the
+         * hold's runtimes it stalls those threads too). So it is made here
+         * only on an idle device; otherwise the reaper makes it, and the
+         * call returns as the runtime's would have (G1, G3). */
+        if (covered && !sp_streams_idle(rt))
             covered = 0;
         sp_lock();
         sp_reaper_release_here(base, id, seq, covered);

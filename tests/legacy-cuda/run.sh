@@ -49,6 +49,7 @@ two_dev_free_legacy      stall                !runtime-error,!api-error
 two_dev_launch_stall     stall                !runtime-error,!api-error
 ptx_sample               clean                !runtime-error,!api-error,!freed-while-registered
 capture_begin_hold       clean                !runtime-error,!api-error
+unreg_late_work          clean                !runtime-error,!api-error
 '
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device
@@ -76,9 +77,11 @@ KNOWN='
 '
 #
 # Under safepin with options: the evidence that the option does what it
-# says (unregister=async leaves visibility to the program).
+# says (unregister=async leaves visibility to the program; without the hold,
+# an ordered release still never waits for work enqueued after the call).
 OPTRUNS='
 implicit_sync_reader     unregister=async     stale
+unreg_late_work          hold=off             clean
 '
 # Evidence kinds (matched in the program's combined stdout+stderr; exit 1):
 #   already-registered  a register failed with 712

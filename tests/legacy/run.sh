@@ -44,6 +44,7 @@ churn_two_threads      legacy:misuse,current:misuse,rocm7:misuse                
 attr_race              legacy:attr-race,current:attr-race,rocm7:attr-race                   !api-error
 fork_attr_race         legacy:attr-race,current:attr-race,rocm7:attr-race                   !api-error
 capture_unregister     current:capture-invalidated,legacy:capture-refused,rocm7:capture-invalidated !api-error
+unreg_late_work        legacy:fault,current:clean,rocm7:clean                               !api-error
 unreg_in_callback      legacy:deadlock,current:deadlock,rocm7:deadlock                      !api-error
 double_unregister      legacy:memobj,current:memobj,rocm7:memobj                            double-unregister,!api-error
 interior_unregister    legacy:memobj,current:memobj,rocm7:memobj                            unregister-interior,unregister-unknown,!api-error
@@ -104,6 +105,10 @@ two_dev_launches       legacy:early-read,current:clean,rocm7:clean              
 # safepin's own waits never break another thread's global capture: from
 # ROCm 7.0, the rocm7 personality, an event query made without relaxed mode
 # would invalidate it.)
+# (unreg_late_work, clean bare from ROCm 5.6, checks that an ordered release never waits
+# for work other threads enqueued after the unregister call began: a host
+# function enqueued then, which waits for the call to return, would
+# deadlock it.)
 # (pending_copy and runtime_answers, clean bare too, check that the
 # runtime's answers pass through unchanged. A diagnostics entry "!code"
 # must NOT be printed. api-error: the programs that make bad calls on
