@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -714,6 +715,13 @@ static void *reaper_main(void *arg)
      * grace, the runtime's own inside the real unregister) end on time
      * rather than up to the default 50 us late. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    /* Woken by a program thread (an unregister's kick), this thread must
+     * not preempt it on its CPU and do its own work while the call waits to
+     * return: a batch thread never preempts on wake-up. Only from the
+     * ordinary policy (it inherits the creator's: a real-time program keeps
+     * its reaper real-time). */
+    if (sched_getscheduler(0) == SCHED_OTHER)
+        sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){0});
     sp_lock();
     reaper_loop(0);
     sp_unlock();

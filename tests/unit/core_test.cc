@@ -10,8 +10,11 @@
 #include <cstring>
 #include <thread>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -797,6 +800,61 @@ TEST_F(Core, GracesEndedByFreesAreSkippedForThatSize)
 
 // A range in its revive grace does not hold up the releases behind it: the
 // reaper goes on while the grace runs (it used to wait the grace out).
+// The scheduling policy of each of this process's threads (field 41 of
+// /proc/self/task/TID/stat), by thread id.
+std::vector<std::pair<int, int>> thread_policies()
+{
+    std::vector<std::pair<int, int>> v;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return v;
+    while (struct dirent *e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        const char *q = strrchr(buf, ')'); // the name may hold spaces
+        if (!q)
+            continue;
+        int field = 2, policy = -1;
+        for (const char *t = q + 1; *t && policy < 0; t++)
+            if (*t == ' ' && ++field == 41)
+                policy = atoi(t + 1);
+        v.push_back({atoi(e->d_name), policy});
+    }
+    closedir(d);
+    return v;
+}
+
+// A program thread's unregister wakes the reaper: woken, the reaper must not
+// preempt that thread on its CPU (and make the call wait for the reaper's
+// markers): it runs as a batch thread, the program's threads keep theirs.
+TEST_F(Core, TheReaperNeverPreemptsTheThreadThatWakesIt)
+{
+    void *p = aligned_alloc(4096, N);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(sp_host_register(p, N, 0), hipSuccess);
+    ASSERT_EQ(sp_host_unregister(p), hipSuccess); // starts the reaper if not yet
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    int batch = 0, mine = -1, self = (int)syscall(SYS_gettid);
+    for (auto &t : thread_policies()) {
+        batch += t.second == SCHED_BATCH;
+        if (t.first == self)
+            mine = t.second;
+    }
+    EXPECT_EQ(batch, 1) << "one reaper thread, and it alone, runs as SCHED_BATCH";
+    EXPECT_EQ(mine, SCHED_OTHER);
+    free(p);
+}
+
 TEST_F(Core, ReviveGraceDoesNotHoldUpOtherReleases)
 {
     set_mode(SP_UNREG_ASYNC);
