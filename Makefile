@@ -197,7 +197,7 @@ $(SC_VLIB): $(SC_OBJ) $(SIM_OBJ) $(SC_MAP)
 
 # CUDA driver-API programs, linked with -lcuda as such programs are (run
 # with LD_LIBRARY_PATH=$(B)/simcuda).
-$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/legacy-cuda/two_devices.h tests/common/check.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/legacy-cuda/%: tests/legacy-cuda/%.c tests/legacy-cuda/legacy_cuda.h tests/legacy-cuda/two_devices.h tests/common/check.h tests/common/late_work.h simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda -Itests/common -Itests/legacy-cuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
@@ -305,7 +305,7 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h simcuda/unmodelled.inc $(SC_LIB
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
-$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/legacy_fork.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h simhip/simhip.h
+$(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/legacy_fork.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h tests/common/late_work.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip -Itests/common -Itests/legacy $< -o $@ $(LDFLAGS) $(REAL_HIP)
 

@@ -15,29 +15,24 @@
 #include <unistd.h>
 
 #include "legacy_cuda.h"
+#include "late_work.h"
 
 #define N (256 * 1024)
 
-static int returned, began, gave_up;
 static CUstream late;
 static CUcontext ctx;
 
 static void wait_return(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 30000 && !__atomic_load_n(&returned, __ATOMIC_ACQUIRE); i++)
-        usleep(100);
-    if (!__atomic_load_n(&returned, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
+    late_wait_return();
 }
 
 static void *enqueue_late(void *arg)
 {
     (void)arg;
     CHECK(cuCtxSetCurrent(ctx));
-    while (!__atomic_load_n(&began, __ATOMIC_ACQUIRE))
-        usleep(100);
-    usleep(100000); /* the unregister call is waiting for the kernel by now */
+    late_wait_for_the_call();
     CHECK(cuLaunchHostFunc(late, wait_return, NULL));
     CHECK(cuStreamSynchronize(late));
     return NULL;
@@ -75,14 +70,14 @@ int main(void)
     pthread_t t;
     if (pthread_create(&t, NULL, enqueue_late, NULL) != 0)
         return 2;
-    __atomic_store_n(&began, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&late_began, 1, __ATOMIC_RELEASE);
     CHECK(cuMemHostUnregister(buf));
-    __atomic_store_n(&returned, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&late_returned, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
 
     CHECK(cuCtxSynchronize());
     int bad = !lc_verify("buf", buf, N, 5);
-    if (__atomic_load_n(&gave_up, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&late_gave_up, __ATOMIC_ACQUIRE)) {
         printf("the host function enqueued after the unregister began waited 3 s for it to "
                "return\n");
         bad = 1;

@@ -14,9 +14,10 @@
 
 #include <pthread.h>
 
+#include "late_work.h"
+
 #define N (256 * 1024) /* 1 MiB of ints */
 
-static int returned, began, gave_up;
 static hipStream_t late;
 
 /* Waits up to 3 s for the unregister to return. */
@@ -25,18 +26,13 @@ static void wait_return(hipStream_t st, hipError_t e, void *arg)
     (void)st;
     (void)e;
     (void)arg;
-    for (int i = 0; i < 30000 && !__atomic_load_n(&returned, __ATOMIC_ACQUIRE); i++)
-        usleep(100);
-    if (!__atomic_load_n(&returned, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
+    late_wait_return();
 }
 
 static void *enqueue_late(void *arg)
 {
     (void)arg;
-    while (!__atomic_load_n(&began, __ATOMIC_ACQUIRE))
-        usleep(100);
-    usleep(100000); /* the unregister call is waiting for the kernel by now */
+    late_wait_for_the_call();
     CHECK(hipStreamAddCallback(late, wait_return, NULL, 0));
     CHECK(hipStreamSynchronize(late));
     return NULL;
@@ -64,14 +60,14 @@ int main(void)
     pthread_t t;
     if (pthread_create(&t, NULL, enqueue_late, NULL) != 0)
         return 2;
-    __atomic_store_n(&began, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&late_began, 1, __ATOMIC_RELEASE);
     CHECK(hipHostUnregister(buf));
-    __atomic_store_n(&returned, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&late_returned, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
 
     CHECK(hipDeviceSynchronize());
     legacy_verify("buf", buf, N, 0, 5, 3);
-    if (__atomic_load_n(&gave_up, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&late_gave_up, __ATOMIC_ACQUIRE)) {
         printf("the host function enqueued after the unregister began waited 3 s for it to "
                "return\n");
         ++*legacy_failures();
