@@ -41,6 +41,22 @@ static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_
     return e;
 }
 
+/* 1 if rt's own unregister waits for the work of every stream of its
+ * device enqueued before it. */
+static int waits_all(int rt)
+{
+    const sp_rt_ops *o = sp_rt(rt);
+    return o->unregister_waits_all && o->unregister_waits_all();
+}
+
+/* 1 if rt's own unregister, made in the program's call, covers G1 itself:
+ * it waits for every stream, there is one device, and no hold keeps the
+ * device-wide wait off the program's threads. */
+static int runtime_waits_here(int rt)
+{
+    return !sp_hold_runtime(rt) && waits_all(rt) && sp_streams_one_device(rt);
+}
+
 int sp_core_unregister(int rt, const sp_call *c, void *p)
 {
     const sp_rt_ops *o = sp_rt(rt);
@@ -51,6 +67,8 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     }
     uintptr_t base = (uintptr_t)p;
     sp_site *site = sp_site_capture_entry();
+    /* (Asked before the lock: the first time, a version query.) */
+    int runtime_here = !sp_tls_in_hostfn && runtime_waits_here(rt);
 
     sp_lock();
     sp_range *r = sp_core_settled_containing(base);
@@ -94,10 +112,14 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     if (mode == SP_UNREG_SYNC && captures)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
     uint64_t seq = 0;
-    if (mode == SP_UNREG_ORDERED)
+    int by_runtime = 0, graced = 0;
+    if (mode == SP_UNREG_ORDERED) {
         seq = sp_reaper_release_ordered(r);
-    else
+        by_runtime = runtime_here && !captures;
+        graced = sp_reaper_release_graced(r);
+    } else {
         sp_reaper_release(r);
+    }
     if (mode == SP_UNREG_SYNC)
         sp_reaper_wait_range(base, id);
     if (mode == SP_UNREG_ORDERED && !captures)
@@ -112,21 +134,28 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
      * must not wait for it), the reaper releases it with markers of its
      * own (G1, G6). */
     if (mode == SP_UNREG_ORDERED) {
-        int covered = sp_wait_prior_work() && !captures;
+        /* Where the runtime's own unregister waits for every stream of the
+         * only device, it covers that work itself (G1), made at the
+         * program's call as bare: it waits for no work enqueued since. A
+         * revive grace, which defers the real unregister (that would then
+         * wait for work enqueued meanwhile), is kept there only where the
+         * device has no work at all. */
+        int direct = by_runtime && (!graced || !sp_streams_idle(rt, 0));
+        int covered = direct || (sp_wait_prior_work() && !captures);
         /* Relaxed, as on the reaper: another thread's capture in global
          * mode must not see (and be invalidated by) safepin's real call. */
         int old = sp_relaxed_enter();
-        /* The runtime's own unregister waits for the device work enqueued
-         * before it: made now, later than the program's call, it would
-         * also wait for work other threads enqueued since the call (a host
-         * function waiting for this call to return deadlocks it; on the
-         * hold's runtimes it stalls those threads too). So it is made here
-         * only on an idle device; otherwise the reaper makes it, and the
+        /* Otherwise, made now, after that wait, later than the program's
+         * call, it would also wait for what it waits for (every stream, or
+         * the null streams) enqueued since the call: a host function
+         * waiting for this call to return would deadlock it, and on the
+         * hold's runtimes other threads would stall. So it is made here
+         * only where that is idle; otherwise the reaper makes it, and the
          * call returns as the runtime's would have (G1, G3). */
-        if (covered && !sp_streams_idle(rt))
+        if (covered && !direct && !sp_streams_idle(rt, !waits_all(rt)))
             covered = 0;
         sp_lock();
-        sp_reaper_release_here(base, id, seq, covered);
+        sp_reaper_release_here(base, id, seq, covered, !direct);
         sp_unlock();
         sp_relaxed_leave(old);
     }

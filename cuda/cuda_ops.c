@@ -278,6 +278,9 @@ static const int cu_state_errors[] = {
     SP_CUDA_ERROR_UNKNOWN, 0,
 };
 
+/* cuMemHostUnregister waits for the whole device. */
+static int cu_unregister_waits_all(void) { return 1; }
+
 /* What the driver lacks: ordinal places (its places are contexts). */
 #define cu_device_count NULL
 #define cu_device_pointer NULL

@@ -138,23 +138,32 @@ static int hip_knows(const void *p)
     return sp_real.hipPointerGetAttributes(&a, p) == hipSuccess && (a.hostPointer || a.devicePointer);
 }
 
+/* The runtime's HIP_VERSION (major * 10000000 + minor * 100000 + patch),
+ * asked once; 0 if it cannot say. */
+static int hip_version(void)
+{
+    static int version = -1;
+    int v = __atomic_load_n(&version, __ATOMIC_RELAXED);
+    if (v < 0) {
+        if (!sp_real.hipRuntimeGetVersion || sp_real.hipRuntimeGetVersion(&v) != hipSuccess || v < 0)
+            v = 0;
+        __atomic_store_n(&version, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 /* 1 if attributes a (an answer of the real runtime) name device memory.
  * The memory-type values changed in HIP 6.0 (5.x: host 0, device 1; 6.x:
  * unregistered 0, host 1, device 2) within the same struct layout, so they
- * are read by the runtime's version, asked once. */
+ * are read by the runtime's version. */
 static int attr_is_device(const hipPointerAttribute_t *a)
 {
-    static int device_type = -1; /* the runtime's value for device memory */
-    int t = __atomic_load_n(&device_type, __ATOMIC_RELAXED);
-    if (t < 0) {
-        int v = 0;
-        if (!sp_real.hipRuntimeGetVersion || sp_real.hipRuntimeGetVersion(&v) != hipSuccess)
-            v = 0;
-        t = v >= 60000000 ? 2 : 1;
-        __atomic_store_n(&device_type, t, __ATOMIC_RELAXED);
-    }
-    return (int)a->memoryType == t;
+    return (int)a->memoryType == (hip_version() >= 60000000 ? 2 : 1);
 }
+
+/* ROCm 5.6 made hipHostUnregister synchronize every stream of the device;
+ * before, it finished the null stream only. */
+static int hip_unregister_waits_all(void) { return hip_version() >= 50600000; }
 
 static int hip_device_pointer(void *p)
 {

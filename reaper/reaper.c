@@ -363,6 +363,8 @@ static uint64_t grace_deadline(const sp_range *r)
     return r->t_unregister_ns + (uint64_t)sp_opt.revive_grace_us * 1000ull;
 }
 
+int sp_reaper_release_graced(const sp_range *r) { return grace_applies(r); }
+
 /* Lock held. r's release waits a grace, and some of it is left. */
 static int grace_left(const sp_range *r)
 {
@@ -651,7 +653,7 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
     }
 }
 
-int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered)
+int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered, int grace_ok)
 {
     sp_range *r = sp_reg_find_containing(base);
     if (!r || r->base != base || r->id != id || rel(r)->seq != seq || !rel(r)->waiting)
@@ -662,7 +664,7 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
     if (covered && !r->unregistering && !R.abandoned && !R.stop) {
         /* A range an identical re-register may revive waits out its grace
          * first (a free of it ends the grace). */
-        if (grace_left(r)) {
+        if (grace_ok && grace_left(r)) {
             grace_enter(r);
             return 0;
         }

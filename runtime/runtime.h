@@ -38,6 +38,11 @@ typedef struct sp_rt_ops {
      * (other threads' launches stall): releases are held while the device
      * is busy (reaper/hold.c). */
     int device_wide_unregister;
+    /* 1: the real unregister itself waits for the work enqueued before it
+     * on every stream of its device (ROCm 5.6+, CUDA); 0: on the null
+     * stream only (ROCm 5.2-5.5). A call of safepin's own (a version
+     * query, asked once), never in a host function. */
+    int (*unregister_waits_all)(void);
     int err_not_registered;       /* the code for memory the runtime has not registered */
     int err_already_registered;   /* ... for a register overlapping a registration */
     int err_invalid_value;        /* ... for arguments no call accepts */
@@ -186,6 +191,7 @@ typedef struct sp_rt_ops {
     .set_place = p##_set_place, .scan_places = p##_scan_places,                \
     .unregister = p##_unregister, .mem_free = p##_mem_free,                    \
     .host_unregister = p##_host_unregister, .device_free = p##_device_free,    \
+    .unregister_waits_all = p##_unregister_waits_all,                          \
     .device_count = p##_device_count, .where = p##_where, .knows = p##_knows,  \
     .device_pointer = p##_device_pointer, .registered = p##_registered
 

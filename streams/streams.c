@@ -1016,7 +1016,7 @@ void sp_streams_drop_place(int rt, void *place)
     sp_lock_broadcast();
 }
 
-int sp_streams_idle(int rt)
+int sp_streams_idle(int rt, int null_only)
 {
     const sp_rt_ops *o = sp_rt(rt);
     if (!o->present())
@@ -1030,8 +1030,11 @@ int sp_streams_idle(int rt)
     while (S.n_unsettled > 0)
         sp_lock_wait();
     size_t cap = null_marks_cap(rt, &sc);
-    for (stream_ent *e = S.streams; e; e = e->next)
-        cap++;
+    if (!null_only) {
+        for (stream_ent *e = S.streams; e; e = e->next)
+            cap++;
+        cap += S.n_orphans;
+    }
     mark *v = sp_mem_alloc((cap ? cap : 1) * sizeof(*v));
     if (!v) {
         sp_unlock();
@@ -1039,11 +1042,21 @@ int sp_streams_idle(int rt)
         return 0;
     }
     size_t n = null_marks(rt, &sc, v);
-    /* Every stream, blocking ones too: a query of the null stream does not
-     * say whether a blocking stream still runs. */
-    for (stream_ent *e = S.streams; e && n < cap; e = e->next)
-        if (e->rt == rt && !e->capturing && !e->retiring)
-            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0, needs_switch(rt)};
+    if (!null_only) {
+        /* Every stream, blocking ones too (a query of the null stream does
+         * not say whether a blocking stream still runs), one whose destroy
+         * a host function handed to the reaper (not destroyed while this
+         * marks: sp_streams_destroy_rt waits), and the tail marker of each
+         * destroyed stream whose work may still run. */
+        for (stream_ent *e = S.streams; e && n < cap; e = e->next)
+            if (e->rt == rt && !e->capturing)
+                v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0, needs_switch(rt)};
+        for (shared_ev *t = S.orphans; t && n < cap; t = t->next)
+            if (t->rt == rt && t->ev && !__atomic_load_n(&t->done, __ATOMIC_RELAXED)) {
+                t->refs++;
+                v[n++] = (mark){MK_SHARED, rt, t->place, NULL, NULL, t, 0, 0};
+            }
+    }
     S.marking++;
     sp_unlock();
     scan_all_done(&sc);
@@ -1056,12 +1069,35 @@ int sp_streams_idle(int rt)
             idle = 0; /* a capture is open there: not idle, not asked */
             break;
         }
+        if (v[i].kind == MK_SHARED) {
+            go_to_for_events(rt, ps, v[i].place);
+            if (o->event_query(v[i].sh->ev) == 0)
+                __atomic_store_n(&v[i].sh->done, 1, __ATOMIC_RELAXED);
+            else
+                idle = 0;
+            continue;
+        }
         if (v[i].switch_place)
             go_to(rt, &ps[rt], v[i].place);
         if (o->stream_query(v[i].s) != 0)
             idle = 0;
     }
-    marking_done(ps, old);
+    go_back_all(ps);
+    sp_relaxed_leave(old);
+    sp_lock();
+    for (size_t i = 0; i < n; i++)
+        if (v[i].kind == MK_SHARED)
+            unref(v[i].sh);
+    S.marking--;
+    sp_lock_broadcast();
+    sp_unlock();
     sp_mem_free(v);
+    flush_dead();
     return idle;
+}
+
+int sp_streams_one_device(int rt)
+{
+    /* (Set once at start-up: read without the lock.) */
+    return sp_rt(rt)->ordinal_places && __atomic_load_n(&S.ndev[rt], __ATOMIC_RELAXED) == 1;
 }
