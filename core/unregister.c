@@ -41,20 +41,15 @@ static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_
     return e;
 }
 
-/* 1 if rt's own unregister waits for the work of every stream of its
- * device enqueued before it. */
-static int waits_all(int rt)
-{
-    const sp_rt_ops *o = sp_rt(rt);
-    return o->unregister_waits_all && o->unregister_waits_all();
-}
-
 /* 1 if rt's own unregister, made in the program's call, covers G1 itself:
- * it waits for every stream, there is one device, and no hold keeps the
- * device-wide wait off the program's threads. */
+ * it waits for the work of every stream of its device enqueued before it,
+ * there is one device, and no hold keeps the device-wide wait off the
+ * program's threads. */
 static int runtime_waits_here(int rt)
 {
-    return !sp_hold_runtime(rt) && waits_all(rt) && sp_streams_one_device(rt);
+    const sp_rt_ops *o = sp_rt(rt);
+    return !sp_hold_runtime(rt) && o->unregister_waits_all && o->unregister_waits_all() &&
+           sp_streams_one_device(rt);
 }
 
 int sp_core_unregister(int rt, const sp_call *c, void *p)
@@ -140,24 +135,25 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
          * revive grace, which defers the real unregister (that would then
          * wait for work enqueued meanwhile), is kept there only where the
          * device has no work at all. */
-        int direct = by_runtime && (!graced || !sp_streams_idle(rt, 0));
+        int direct = by_runtime && (!graced || !sp_streams_idle(rt));
         int covered = direct || (sp_wait_prior_work() && !captures);
         /* Relaxed, as on the reaper: another thread's capture in global
          * mode must not see (and be invalidated by) safepin's real call. */
         int old = sp_relaxed_enter();
-        /* Otherwise, made now, after that wait, later than the program's
-         * call, it would also wait for what it waits for (every stream, or
-         * the null streams) enqueued since the call: a host function
-         * waiting for this call to return would deadlock it, and on the
-         * hold's runtimes other threads would stall. So it is made here
-         * only where that is idle; otherwise the reaper makes it, and the
-         * call returns as the runtime's would have (G1, G3). */
-        if (covered && !direct && !sp_streams_idle(rt, !waits_all(rt)))
+        /* Where the runtime's unregister waits for the whole device and
+         * stalls other threads meanwhile (the hold's runtimes), it is made
+         * here only on an idle device; work other threads enqueued since
+         * the call leaves it to the reaper and the hold (G3). */
+        if (covered && !direct && sp_hold_runtime(rt) && !sp_streams_idle(rt))
             covered = 0;
         sp_lock();
-        sp_reaper_release_here(base, id, seq, covered, !direct);
+        int done = sp_reaper_release_here(base, id, seq, covered, !direct);
         sp_unlock();
         sp_relaxed_leave(old);
+        /* The runtime's unregister failed, or did not run: it may not have
+         * waited, so safepin does before the call returns (G1). */
+        if (direct && done != 1)
+            sp_wait_prior_work();
     }
     sp_reaper_kick();
     return 0;

@@ -127,7 +127,7 @@ static int device_idle(void)
     int idle = 1;
     for (int rt = 0; rt < SP_RT_MAX && idle; rt++)
         if (rts & 1 << rt)
-            idle = sp_streams_idle(rt, 0);
+            idle = sp_streams_idle(rt);
     sp_lock();
     return idle;
 }

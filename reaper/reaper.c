@@ -448,8 +448,9 @@ static void grace_expire(void)
     }
 }
 
-/* Lock held: the real unregister of r, its actions, and its removal. */
-static void complete_release(sp_range *r)
+/* Lock held: the real unregister of r, its actions, and its removal. The
+ * real call's answer. */
+static int complete_release(sp_range *r)
 {
     r->unregistering = 1;
     uintptr_t base = r->base;
@@ -475,7 +476,7 @@ static void complete_release(sp_range *r)
         r->nest = 1;
         R.n_releasing--;
         sp_lock_broadcast();
-        return;
+        return e;
     }
     if (e != 0 && e == o->err_gone)
         sp_log(SP_LOG_INFO, "exit",
@@ -501,6 +502,7 @@ static void complete_release(sp_range *r)
     sp_sites(r)->reg = sp_sites(r)->unreg = NULL;
     sp_reg_remove(r);
     sp_lock_broadcast();
+    return e;
 }
 
 /* Lock held on entry and exit. Waits for the device work enqueued before
@@ -669,8 +671,7 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
             return 0;
         }
         SP_COUNT(releases_inline);
-        complete_release(r);
-        return 1;
+        return complete_release(r) == 0 ? 1 : 2;
     }
     /* Not known to be covered (no marker set could be recorded, or this
      * thread captures): the reaper releases it, with markers of its own. */

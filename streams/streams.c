@@ -1016,7 +1016,7 @@ void sp_streams_drop_place(int rt, void *place)
     sp_lock_broadcast();
 }
 
-int sp_streams_idle(int rt, int null_only)
+int sp_streams_idle(int rt)
 {
     const sp_rt_ops *o = sp_rt(rt);
     if (!o->present())
@@ -1029,12 +1029,9 @@ int sp_streams_idle(int rt, int null_only)
      * would invalidate the capture it just began (as sp_marks_take). */
     while (S.n_unsettled > 0)
         sp_lock_wait();
-    size_t cap = null_marks_cap(rt, &sc);
-    if (!null_only) {
-        for (stream_ent *e = S.streams; e; e = e->next)
-            cap++;
-        cap += S.n_orphans;
-    }
+    size_t cap = null_marks_cap(rt, &sc) + S.n_orphans;
+    for (stream_ent *e = S.streams; e; e = e->next)
+        cap++;
     mark *v = sp_mem_alloc((cap ? cap : 1) * sizeof(*v));
     if (!v) {
         sp_unlock();
@@ -1042,21 +1039,19 @@ int sp_streams_idle(int rt, int null_only)
         return 0;
     }
     size_t n = null_marks(rt, &sc, v);
-    if (!null_only) {
-        /* Every stream, blocking ones too (a query of the null stream does
-         * not say whether a blocking stream still runs), one whose destroy
-         * a host function handed to the reaper (not destroyed while this
-         * marks: sp_streams_destroy_rt waits), and the tail marker of each
-         * destroyed stream whose work may still run. */
-        for (stream_ent *e = S.streams; e && n < cap; e = e->next)
-            if (e->rt == rt && !e->capturing)
-                v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0, needs_switch(rt)};
-        for (shared_ev *t = S.orphans; t && n < cap; t = t->next)
-            if (t->rt == rt && t->ev && !__atomic_load_n(&t->done, __ATOMIC_RELAXED)) {
-                t->refs++;
-                v[n++] = (mark){MK_SHARED, rt, t->place, NULL, NULL, t, 0, 0};
-            }
-    }
+    /* Every stream, blocking ones too (a query of the null stream does not
+     * say whether a blocking stream still runs), one whose destroy a host
+     * function handed to the reaper (not destroyed while this marks:
+     * sp_streams_destroy_rt waits), and the tail marker of each destroyed
+     * stream whose work may still run. */
+    for (stream_ent *e = S.streams; e && n < cap; e = e->next)
+        if (e->rt == rt && !e->capturing)
+            v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0, needs_switch(rt)};
+    for (shared_ev *t = S.orphans; t && n < cap; t = t->next)
+        if (t->rt == rt && t->ev && !__atomic_load_n(&t->done, __ATOMIC_RELAXED)) {
+            t->refs++;
+            v[n++] = (mark){MK_SHARED, rt, t->place, NULL, NULL, t, 0, 0};
+        }
     S.marking++;
     sp_unlock();
     scan_all_done(&sc);

@@ -100,8 +100,8 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
 int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
 /* Lock NOT held. 1 if every stream of rt known to safepin (each place's
  * null stream, every tracked stream, the tail of every destroyed stream)
- * is idle now (queries only); null_only: each place's null stream. */
-int sp_streams_idle(int rt, int null_only);
+ * is idle now (queries only). */
+int sp_streams_idle(int rt);
 /* 1 if rt's places are its devices and it has exactly one. */
 int sp_streams_one_device(int rt);
 

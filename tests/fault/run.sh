@@ -91,9 +91,11 @@ while read -r fail want diag same; do
     done
 done <<<"$ROWS"
 # (unregister=sync too: in current and rocm7 the ordered default records no
-# marker, the runtime's own unregister waits; sync mode's reaper does.)
+# marker, the runtime's own unregister waits; sync mode's reaper does. And
+# a real unregister that fails at once: there it waited for nothing, so
+# safepin must.)
 VIS=$BUILD/tests/legacy/unreg_visibility
-for fail in event_create:1+ event_record:1+ event_sync:1+; do
+for fail in event_create:1+ event_record:1+ event_sync:1+ unregister:1; do
     for pers in current legacy rocm7 current:sync rocm7:sync; do
         mode=ordered; case $pers in *:sync) mode=sync ;; esac
         log=$LOGDIR/visibility-$(echo "$fail-$pers" | tr ':,+' '__p').log
