@@ -91,8 +91,16 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     }
     if (--r->nest > 0) {
         sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
+        /* The range stays registered for its other registration, but the
+         * program's call is an unregister: where it would wait (ordered,
+         * sync), it waits for the device work before it, as the runtime's
+         * own does, so the program reads what that work wrote. */
+        int wait = sp_opt.unreg_mode != SP_UNREG_ASYNC && !sp_tls_in_hostfn &&
+                   !sp_streams_thread_captures();
         sp_unlock();
         sp_site_free(site);
+        if (wait)
+            sp_wait_prior_work();
         return 0;
     }
     sp_site_free(sp_sites(r)->unreg);
@@ -147,13 +155,20 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         if (covered && !direct && sp_hold_runtime(rt) && !sp_streams_idle(rt))
             covered = 0;
         sp_lock();
-        int done = sp_reaper_release_here(base, id, seq, covered, !direct);
+        int real = 0;
+        int done = sp_reaper_release_here(base, id, seq, covered, !direct, &real);
         sp_unlock();
         sp_relaxed_leave(old);
         /* The runtime's unregister failed, or did not run: it may not have
-         * waited, so safepin does before the call returns (G1). */
-        if (direct && done != 1)
+         * waited, so safepin does before the call returns (G1). Made in the
+         * program's call, its refusal is the program's answer (G10). */
+        if (direct && done != 1) {
             sp_wait_prior_work();
+            if (done == 2) {
+                sp_reaper_kick();
+                return real;
+            }
+        }
     }
     sp_reaper_kick();
     return 0;

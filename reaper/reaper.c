@@ -655,7 +655,8 @@ static void finish_batch(sp_range *batch, uint64_t mark_seq)
     }
 }
 
-int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered, int grace_ok)
+int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered, int grace_ok,
+                           int *real)
 {
     sp_range *r = sp_reg_find_containing(base);
     if (!r || r->base != base || r->id != id || rel(r)->seq != seq || !rel(r)->waiting)
@@ -671,7 +672,8 @@ int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covere
             return 0;
         }
         SP_COUNT(releases_inline);
-        return complete_release(r) == 0 ? 1 : 2;
+        *real = complete_release(r);
+        return *real == 0 ? 1 : 2;
     }
     /* Not known to be covered (no marker set could be recorded, or this
      * thread captures): the reaper releases it, with markers of its own. */

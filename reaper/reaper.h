@@ -44,11 +44,12 @@ uint64_t sp_reaper_release_ordered(sp_range *r);
 /* After that wait: covered 1 when a marker set taken after the release
  * started has completed (it covers every operation enqueued before the
  * call), or the runtime's own unregister covers it. Completes the release
- * (1; 2 if the real unregister failed) unless r was revived or released
+ * (1; 2 if the real unregister failed, its answer in *real) unless r was revived or released
  * again meanwhile, or it waits out a revive grace (only if grace_ok); not
  * covered, it is queued for the reaper instead. Lock held (released around
  * the real unregister). */
-int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered, int grace_ok);
+int sp_reaper_release_here(uintptr_t base, uint64_t id, uint64_t seq, int covered, int grace_ok,
+                           int *real);
 /* 1 if r's release (started) keeps a revive grace once its device work is
  * done: the real unregister waits for the grace. Lock held. */
 int sp_reaper_release_graced(const sp_range *r);
