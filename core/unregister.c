@@ -118,7 +118,9 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     int by_runtime = 0, graced = 0;
     if (mode == SP_UNREG_ORDERED) {
         seq = sp_reaper_release_ordered(r);
-        by_runtime = runtime_here && !captures;
+        /* (During any capture, safepin's own wait: it waits for the work
+         * enqueued before the capture began, and says so, G6.) */
+        by_runtime = runtime_here && !captures && !sp_streams_any_captures();
         graced = sp_reaper_release_graced(r);
     } else {
         sp_reaper_release(r);

@@ -356,6 +356,14 @@ int sp_streams_is_capturing_rt(int rt, void *s)
     return e && e->capturing;
 }
 
+int sp_streams_any_captures(void)
+{
+    for (stream_ent *e = S.streams; e; e = e->next)
+        if (e->capturing)
+            return 1;
+    return S.n_unsettled > 0; /* a capture begin in progress */
+}
+
 int sp_streams_thread_captures(void)
 {
     pthread_t self = pthread_self();

@@ -60,6 +60,8 @@ void sp_marks_wait_captures(int *stop);
 void sp_streams_init_places(int rt);
 /* 1 if this thread began a capture that is still open. Lock held. */
 int sp_streams_thread_captures(void);
+/* Lock held. 1 if any thread's capture is open (or beginning). */
+int sp_streams_any_captures(void);
 /* Reaper side: 1 if streams have work for it (destroys handed over from
  * host functions, events to destroy). Lock held. sp_streams_service does
  * that work. Lock NOT held. */

@@ -385,7 +385,14 @@ int main(int argc, char **argv)
             return 1;
         }
         EXPECT(raw(buf), hipSuccess);
-        EXPECT(hipHostUnregister(buf), hipSuccess);
+        /* Made in the call (ROCm 5.6+, one device), the runtime's answer
+         * passes through, as bare (gone: 713); made later, the call has
+         * answered success by then. */
+        hipError_t e = hipHostUnregister(buf);
+        if (e != hipSuccess && e != hipErrorHostMemoryNotRegistered) {
+            fprintf(stderr, "hipHostUnregister returned %d\n", (int)e);
+            fails++;
+        }
     } else if (!strcmp(m, "use-after-unregister")) {
         /* A bug safepin cannot prevent (work enqueued after the unregister
          * touches the range): the device faults; safepin's post-mortem shows
