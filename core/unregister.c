@@ -115,12 +115,13 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     if (mode == SP_UNREG_SYNC && captures)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */
     uint64_t seq = 0;
-    int by_runtime = 0, graced = 0;
+    int by_runtime = 0, graced = 0, any_capture = 1;
     if (mode == SP_UNREG_ORDERED) {
         seq = sp_reaper_release_ordered(r);
         /* (During any capture, safepin's own wait: it waits for the work
          * enqueued before the capture began, and says so, G6.) */
-        by_runtime = runtime_here && !captures && !sp_streams_any_captures();
+        any_capture = captures || sp_streams_any_captures();
+        by_runtime = runtime_here && !any_capture;
         graced = sp_reaper_release_graced(r);
     } else {
         sp_reaper_release(r);
@@ -144,17 +145,22 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
          * program's call as bare: it waits for no work enqueued since. A
          * revive grace, which defers the real unregister (that would then
          * wait for work enqueued meanwhile), is kept there only where the
-         * device has no work at all. */
-        int direct = by_runtime && (!graced || !sp_streams_idle(rt));
-        int covered = direct || (sp_wait_prior_work() && !captures);
+         * device has no work at all. Where the release is made here only
+         * on an idle device (that graced range; the hold's runtimes, whose
+         * unregister waits for the whole device and stalls other threads
+         * meanwhile, G3), the device is asked first: every stream done
+         * after the call began is the work before it done (G1), and no
+         * marker round follows. */
+        int hold = sp_hold_runtime(rt);
+        int idle = !any_capture && (by_runtime ? graced : hold) && sp_streams_idle(rt);
+        int direct = by_runtime && !idle;
+        int covered = direct || idle || (sp_wait_prior_work() && !captures);
         /* Relaxed, as on the reaper: another thread's capture in global
          * mode must not see (and be invalidated by) safepin's real call. */
         int old = sp_relaxed_enter();
-        /* Where the runtime's unregister waits for the whole device and
-         * stalls other threads meanwhile (the hold's runtimes), it is made
-         * here only on an idle device; work other threads enqueued since
-         * the call leaves it to the reaper and the hold (G3). */
-        if (covered && !direct && sp_hold_runtime(rt) && !sp_streams_idle(rt))
+        /* On the hold's runtimes, work other threads enqueued since the
+         * call leaves the release to the reaper and the hold. */
+        if (covered && !direct && !idle && hold && !sp_streams_idle(rt))
             covered = 0;
         sp_lock();
         int real = 0;
