@@ -150,9 +150,11 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
          * unregister waits for the whole device and stalls other threads
          * meanwhile, G3), the device is asked first: every stream done
          * after the call began is the work before it done (G1), and no
-         * marker round follows. */
+         * marker round follows. A capture begun since the check above
+         * makes the device not idle here (the marker round covers the
+         * work enqueued before it began). */
         int hold = sp_hold_runtime(rt);
-        int idle = !any_capture && (by_runtime ? graced : hold) && sp_streams_idle(rt);
+        int idle = !any_capture && (by_runtime ? graced : hold) && sp_streams_quiet(rt);
         int direct = by_runtime && !idle;
         int covered = direct || idle || (sp_wait_prior_work() && !captures);
         /* Relaxed, as on the reaper: another thread's capture in global

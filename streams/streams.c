@@ -1024,7 +1024,9 @@ void sp_streams_drop_place(int rt, void *place)
     sp_lock_broadcast();
 }
 
-int sp_streams_idle(int rt)
+/* capture_busy: a capturing stream of rt makes it "not idle" (its work
+ * before the capture began is not asked for here), not skipped. */
+static int streams_idle(int rt, int capture_busy)
 {
     const sp_rt_ops *o = sp_rt(rt);
     if (!o->present())
@@ -1052,9 +1054,15 @@ int sp_streams_idle(int rt)
      * function handed to the reaper (not destroyed while this marks:
      * sp_streams_destroy_rt waits), and the tail marker of each destroyed
      * stream whose work may still run. */
-    for (stream_ent *e = S.streams; e && n < cap; e = e->next)
-        if (e->rt == rt && !e->capturing)
+    int busy = 0;
+    for (stream_ent *e = S.streams; e && n < cap; e = e->next) {
+        if (e->rt != rt)
+            continue;
+        if (!e->capturing)
             v[n++] = (mark){MK_STREAM, rt, e->place, e->s, NULL, NULL, 0, needs_switch(rt)};
+        else if (capture_busy)
+            busy = 1;
+    }
     for (shared_ev *t = S.orphans; t && n < cap; t = t->next)
         if (t->rt == rt && t->ev && !__atomic_load_n(&t->done, __ATOMIC_RELAXED)) {
             t->refs++;
@@ -1063,7 +1071,7 @@ int sp_streams_idle(int rt)
     S.marking++;
     sp_unlock();
     scan_all_done(&sc);
-    int idle = 1;
+    int idle = !busy;
     int old = sp_relaxed_enter();
     place_state ps[SP_RT_MAX];
     memset(ps, 0, sizeof(ps));
@@ -1098,6 +1106,10 @@ int sp_streams_idle(int rt)
     flush_dead();
     return idle;
 }
+
+int sp_streams_idle(int rt) { return streams_idle(rt, 0); }
+
+int sp_streams_quiet(int rt) { return streams_idle(rt, 1); }
 
 int sp_streams_one_device(int rt)
 {

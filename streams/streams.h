@@ -104,6 +104,10 @@ int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
  * null stream, every tracked stream, the tail of every destroyed stream)
  * is idle now (queries only). */
 int sp_streams_idle(int rt);
+/* As sp_streams_idle, but a stream of rt that captures makes it 0 (its
+ * work from before the capture began is not asked): 1 means the work
+ * enqueued on rt before this call is done, with no capture to look past. */
+int sp_streams_quiet(int rt);
 /* 1 if rt's places are its devices and it has exactly one. */
 int sp_streams_one_device(int rt);
 

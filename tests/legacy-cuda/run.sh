@@ -50,6 +50,7 @@ two_dev_launch_stall     stall                !runtime-error,!api-error
 ptx_sample               clean                !runtime-error,!api-error,!freed-while-registered
 capture_begin_hold       clean                !runtime-error,!api-error
 unreg_late_work          clean                !runtime-error,!api-error
+unreg_capture_begins     clean                !runtime-error,!api-error
 '
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device

@@ -45,6 +45,7 @@ attr_race              legacy:attr-race,current:attr-race,rocm7:attr-race       
 fork_attr_race         legacy:attr-race,current:attr-race,rocm7:attr-race                   !api-error
 capture_unregister     current:capture-invalidated,legacy:capture-refused,rocm7:capture-invalidated !api-error
 unreg_late_work        legacy:fault,current:clean,rocm7:clean                               !api-error
+unreg_capture_begins   legacy:fault,current:clean,rocm7:clean                               !api-error
 nested_unregister_wait legacy:fault,current:clean,rocm7:clean                               !api-error
 unreg_in_callback      legacy:deadlock,current:deadlock,rocm7:deadlock                      !api-error
 double_unregister      legacy:memobj,current:memobj,rocm7:memobj                            double-unregister,!api-error
