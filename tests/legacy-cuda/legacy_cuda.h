@@ -59,6 +59,16 @@ static inline CUcontext lc_init(void)
     return ctx;
 }
 
+/* A kernel's body: n ints of host memory p read through the device, add
+ * added, written back (tmp: n ints of the kernel's own). */
+static inline void lc_device_add(int *p, int *tmp, size_t n, int add)
+{
+    simcudaDeviceRead(tmp, p, n * sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        tmp[i] += add;
+    simcudaDeviceWrite(p, tmp, n * sizeof(int));
+}
+
 static inline int lc_pattern(size_t i, int seed)
 {
     return (int)((i * 2654435761u) ^ (unsigned)seed) & 0x3fffffff;

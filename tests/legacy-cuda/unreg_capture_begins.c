@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "capture_rounds.h"
 #include "legacy_cuda.h"
 
 #define N ((2u << 20) / sizeof(int))
@@ -23,7 +24,6 @@
 
 static CUcontext ctx;
 static CUstream s;
-static int go, done;
 static int *kbuf;
 
 static void *capturer(void *arg)
@@ -31,20 +31,13 @@ static void *capturer(void *arg)
     (void)arg;
     CHECK(cuCtxSetCurrent(ctx));
     unsigned seed = 1;
-    for (int i = 1; i <= ROUNDS; i++) {
-        int want;
-        while ((want = __atomic_load_n(&go, __ATOMIC_ACQUIRE)) != i)
-            if (want < 0)
-                return NULL;
-        int spin = rand_r(&seed) % 20000;
-        for (volatile int k = 0; k < spin; k++)
-            ;
+    for (int i = 1; i <= ROUNDS && cr_wait_start(i, &seed); i++) {
         CHECK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
         usleep(3000);
         CUgraph g;
         CHECK(cuStreamEndCapture(s, &g));
         CHECK(cuGraphDestroy(g));
-        __atomic_store_n(&done, i, __ATOMIC_RELEASE);
+        cr_end(i);
     }
     return NULL;
 }
@@ -54,10 +47,7 @@ static void add_one(void *arg)
     (void)arg;
     usleep(2000);
     static int v[N];
-    simcudaDeviceRead(v, kbuf, sizeof v);
-    for (size_t i = 0; i < N; i++)
-        v[i] += 1;
-    simcudaDeviceWrite(kbuf, v, sizeof v);
+    lc_device_add(kbuf, v, N, 1);
 }
 
 int main(void)
@@ -77,17 +67,16 @@ int main(void)
             buf[j] = lc_pattern(j, i) - 1;
         CHECK(cuMemHostRegister_v2(buf, N * sizeof(int), 0));
         CHECK(simcudaLaunchKernel(s, add_one, NULL));
-        __atomic_store_n(&go, i, __ATOMIC_RELEASE);
+        cr_start(i);
         CHECK(cuMemHostUnregister(buf));
         if (!lc_verify("buf", buf, N, i)) {
             printf("round %d: the unregister returned before the kernel enqueued before it ran\n", i);
             bad = 1;
         }
-        while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) != i)
-            ;
+        cr_wait_done(i);
         CHECK(cuStreamSynchronize(s));
     }
-    __atomic_store_n(&go, -1, __ATOMIC_RELEASE);
+    cr_start(-1);
     pthread_join(t, NULL);
     CHECK(cuStreamDestroy_v2(s));
     free(buf);

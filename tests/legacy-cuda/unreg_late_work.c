@@ -44,10 +44,7 @@ static void add_kernel(void *arg)
     (void)arg;
     usleep(400000);
     static int v[N];
-    simcudaDeviceRead(v, kbuf, sizeof v);
-    for (int i = 0; i < N; i++)
-        v[i] += 3;
-    simcudaDeviceWrite(kbuf, v, sizeof v);
+    lc_device_add(kbuf, v, N, 3);
 }
 
 int main(void)

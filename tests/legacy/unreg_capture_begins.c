@@ -17,31 +17,25 @@
 
 #include <pthread.h>
 
+#include "capture_rounds.h"
+
 #define NB (2u << 20)
 #define N (NB / sizeof(int))
 #define ROUNDS 400
 
 static hipStream_t s;
-static int go, done;
 
 static void *capturer(void *arg)
 {
     (void)arg;
     unsigned seed = 1;
-    for (int i = 1; i <= ROUNDS; i++) {
-        int want;
-        while ((want = __atomic_load_n(&go, __ATOMIC_ACQUIRE)) != i)
-            if (want < 0)
-                return NULL;
-        int spin = rand_r(&seed) % 20000;
-        for (volatile int k = 0; k < spin; k++)
-            ;
+    for (int i = 1; i <= ROUNDS && cr_wait_start(i, &seed); i++) {
         CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal));
         usleep(3000);
         hipGraph_t g;
         CHECK(hipStreamEndCapture(s, &g));
         CHECK(hipGraphDestroy(g));
-        __atomic_store_n(&done, i, __ATOMIC_RELEASE);
+        cr_end(i);
     }
     return NULL;
 }
@@ -61,16 +55,15 @@ int main(void)
         CHECK(hipHostRegister(buf, NB, 0));
         args = (struct kargs){ .dev = buf, .n = N, .add = 1, .work_us = 2000 };
         CHECK(simhipLaunchKernel(s, add_kernel, &args));
-        __atomic_store_n(&go, i, __ATOMIC_RELEASE);
+        cr_start(i);
         CHECK(hipHostUnregister(buf));
         char what[32];
         snprintf(what, sizeof(what), "round %d", i);
         legacy_verify(what, buf, N, 0, i, 1);
-        while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) != i)
-            ;
+        cr_wait_done(i);
         CHECK(hipStreamSynchronize(s));
     }
-    __atomic_store_n(&go, -1, __ATOMIC_RELEASE);
+    cr_start(-1);
     pthread_join(t, NULL);
     CHECK(hipStreamDestroy(s));
     free(buf);
