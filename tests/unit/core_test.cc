@@ -570,6 +570,47 @@ TEST_F(Core, CaptureNeitherDelaysNorBreaksARelease)
     free(buf);
 }
 
+// The ordered unregister's idle-first check (sp_streams_quiet) must never
+// take a stream that captures for idle: the work enqueued on it before the
+// capture began may still run, and only the marker round waits for it. (A
+// capture begun between the call's capture check and this query let an
+// unregister return before such work: tests/legacy unreg_capture_begins.)
+TEST_F(Core, AStreamThatCapturesIsNeverTakenForQuiet)
+{
+    hipStream_t cs;
+    ASSERT_EQ(sp_stream_create_with_flags(&cs, hipStreamNonBlocking), hipSuccess);
+    int *buf = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
+    ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
+    KArgs k{buf, N, 6, 150};
+    g_kernels_expected = 1;
+    ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess); // before the capture
+    CaptureCtx ctx;
+    ctx.s = cs;
+    std::thread t([&] {
+        EXPECT_EQ(sp_stream_begin_capture(ctx.s, hipStreamCaptureModeThreadLocal), hipSuccess);
+        ctx.phase = 1;
+        while (ctx.phase.load() != 2)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        hipGraph_t g = nullptr;
+        ctx.end = sp_stream_end_capture(ctx.s, &g);
+        if (g) {
+            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+        }
+    });
+    ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
+    EXPECT_EQ(sp_streams_quiet(SP_RT_HIP), 0); // the kernel still runs
+    EXPECT_EQ(g_kernels_done.load(), 0);
+    ctx.phase = 2;
+    t.join();
+    EXPECT_EQ(ctx.end, hipSuccess);
+    ASSERT_EQ(hipStreamSynchronize(cs), hipSuccess);
+    EXPECT_EQ(sp_streams_quiet(SP_RT_HIP), 1); // no capture, the kernel done
+    ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
+    ASSERT_EQ(sp_reaper_drain(5000), 0u);
+    ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
+    free(buf);
+}
+
 // Issue 14.3: a capture call the runtime refuses (a second begin, an end
 // without a graph pointer) leaves the capture open; safepin keeps knowing
 // it, so no marker goes into the capturing stream and nothing is released
