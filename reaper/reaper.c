@@ -730,6 +730,9 @@ static void *reaper_main(void *arg)
     sp_lock();
     reaper_loop(0);
     sp_unlock();
+    /* Nothing joins it: it ends idle, or abandoned by an exit drain that
+     * gave up, and is never left joinable. */
+    pthread_detach(pthread_self());
     return NULL;
 }
 
@@ -759,10 +762,8 @@ static void reaper_loop(int inline_mode)
     unsigned rt_gen = R.rt_gen;
     for (;;) {
         if (idle_wait(inline_mode)) {
-            if (!inline_mode) {
+            if (!inline_mode)
                 R.started = 0;
-                pthread_detach(pthread_self());
-            }
             break;
         }
         if (R.abandoned)
@@ -773,6 +774,7 @@ static void reaper_loop(int inline_mode)
             sp_unlock();
             sp_streams_service();
             sp_lock();
+            sp_lock_broadcast(); /* a drain waiting for that work sees it done */
         }
         if (sp_actions_any_ready()) {
             sp_actions_run_ready();

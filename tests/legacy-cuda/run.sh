@@ -176,7 +176,9 @@ while read -r prog kind spec; do
         if [ -z "$why" ]; then pass "$prog without safepin shows $kind"; else fail "$prog without safepin" "$why"; fi
     fi
     if [[ " $PARTS " == *" safepin "* ]]; then
-        opts="log=info"
+        # An exit drain that waits out its timeout (it missed that its work
+        # was done) would take 60 s: past TIMEOUT, a hang.
+        opts="log=info:drain_timeout_ms=60000"
         codes=$spec
         if [[ $spec == opts=* ]]; then
             opts="$opts:${spec%%;*}"; opts=${opts/opts=/}; codes=${spec#*;}
