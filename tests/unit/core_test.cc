@@ -520,10 +520,33 @@ TEST_F(Core, UnregisterFromAHostFunctionMakesNoRuntimeCall)
 }
 
 namespace {
-struct CaptureCtx {
+// Another thread holds a capture of s open in the given mode: begun when
+// the constructor returns (phase 1), ended by finish() (its answer in end).
+struct CaptureThread {
     hipStream_t s;
     std::atomic<int> phase{0};
     hipError_t end = hipErrorUnknown;
+    std::thread t;
+    CaptureThread(hipStream_t stream, hipStreamCaptureMode mode) : s(stream)
+    {
+        t = std::thread([this, mode] {
+            EXPECT_EQ(sp_stream_begin_capture(s, mode), hipSuccess);
+            phase = 1;
+            while (phase.load() != 2)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            hipGraph_t g = nullptr;
+            end = sp_stream_end_capture(s, &g);
+            if (g) {
+                EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+            }
+        });
+        EXPECT_TRUE(wait_for([&] { return phase.load() == 1; }));
+    }
+    void finish()
+    {
+        phase = 2;
+        t.join();
+    }
 };
 } // namespace
 
@@ -539,20 +562,8 @@ TEST_F(Core, CaptureNeitherDelaysNorBreaksARelease)
     KArgs k{buf, N, 5, 150};
     g_kernels_expected = 1;
     ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess); // before the capture
-    CaptureCtx ctx;
-    ctx.s = cs;
-    std::thread t([&] {
-        EXPECT_EQ(sp_stream_begin_capture(ctx.s, hipStreamCaptureModeGlobal), hipSuccess);
-        ctx.phase = 1;
-        while (ctx.phase.load() != 2)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        hipGraph_t g = nullptr;
-        ctx.end = sp_stream_end_capture(ctx.s, &g);
-        if (g) {
-            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
-        }
-    });
-    ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
+    CaptureThread ctx(cs, hipStreamCaptureModeGlobal);
+    ASSERT_EQ(ctx.phase.load(), 1);
     uint64_t deferred = __atomic_load_n(&sp_stat.capture_deferrals, __ATOMIC_RELAXED);
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
     // The release completes while the capture is still open...
@@ -562,8 +573,7 @@ TEST_F(Core, CaptureNeitherDelaysNorBreaksARelease)
     EXPECT_EQ(g_unregister_before_kernels.load(), 0);
     EXPECT_EQ(buf[N - 1], 5);
     EXPECT_GT(__atomic_load_n(&sp_stat.capture_deferrals, __ATOMIC_RELAXED), deferred);
-    ctx.phase = 2;
-    t.join();
+    ctx.finish();
     EXPECT_EQ(ctx.end, hipSuccess); // never invalidated
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
     ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
@@ -584,24 +594,11 @@ TEST_F(Core, AStreamThatCapturesIsNeverTakenForQuiet)
     KArgs k{buf, N, 6, 150};
     g_kernels_expected = 1;
     ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess); // before the capture
-    CaptureCtx ctx;
-    ctx.s = cs;
-    std::thread t([&] {
-        EXPECT_EQ(sp_stream_begin_capture(ctx.s, hipStreamCaptureModeThreadLocal), hipSuccess);
-        ctx.phase = 1;
-        while (ctx.phase.load() != 2)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        hipGraph_t g = nullptr;
-        ctx.end = sp_stream_end_capture(ctx.s, &g);
-        if (g) {
-            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
-        }
-    });
-    ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
+    CaptureThread ctx(cs, hipStreamCaptureModeThreadLocal);
+    ASSERT_EQ(ctx.phase.load(), 1);
     EXPECT_EQ(sp_streams_quiet(SP_RT_HIP), 0); // the kernel still runs
     EXPECT_EQ(g_kernels_done.load(), 0);
-    ctx.phase = 2;
-    t.join();
+    ctx.finish();
     EXPECT_EQ(ctx.end, hipSuccess);
     ASSERT_EQ(hipStreamSynchronize(cs), hipSuccess);
     EXPECT_EQ(sp_streams_quiet(SP_RT_HIP), 1); // no capture, the kernel done
@@ -1024,25 +1021,12 @@ TEST_F(Core, OrderedUnregisterDuringACaptureNeverWaitsForIt)
     KArgs k{buf, N, 9, 100};
     g_kernels_expected = 1;
     ASSERT_EQ(simhipLaunchKernel(cs, kernel_fill, &k), hipSuccess);
-    CaptureCtx ctx;
-    ctx.s = cs;
-    std::thread t([&] {
-        EXPECT_EQ(sp_stream_begin_capture(ctx.s, hipStreamCaptureModeGlobal), hipSuccess);
-        ctx.phase = 1;
-        while (ctx.phase.load() != 2)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        hipGraph_t g = nullptr;
-        ctx.end = sp_stream_end_capture(ctx.s, &g);
-        if (g) {
-            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
-        }
-    });
-    ASSERT_TRUE(wait_for([&] { return ctx.phase.load() == 1; }));
+    CaptureThread ctx(cs, hipStreamCaptureModeGlobal);
+    ASSERT_EQ(ctx.phase.load(), 1);
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess); // returns with the capture still open
     EXPECT_EQ(buf[N - 1], 9);
     EXPECT_EQ(ctx.phase.load(), 1);
-    ctx.phase = 2;
-    t.join();
+    ctx.finish();
     EXPECT_EQ(ctx.end, hipSuccess);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
     EXPECT_EQ(g_unregister_before_kernels.load(), 0);
