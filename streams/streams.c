@@ -358,10 +358,9 @@ int sp_streams_is_capturing_rt(int rt, void *s)
 
 int sp_streams_any_captures(void)
 {
-    for (stream_ent *e = S.streams; e; e = e->next)
-        if (e->capturing)
-            return 1;
-    return S.n_unsettled > 0; /* a capture begin in progress */
+    /* (n_capturing counts the entries marked capturing: no list walk on
+     * every ordered unregister.) */
+    return S.n_capturing > 0 || S.n_unsettled > 0; /* or a capture begin in progress */
 }
 
 int sp_streams_thread_captures(void)
