@@ -575,7 +575,94 @@ static void pct(uint64_t *v, uint64_t n, double *p50, double *p90, double *p99, 
 
 static void json_str(FILE *f, const char *s);
 
-static void json_site(FILE *f, const char *key, const sp_site *s)
+/* Every frame of the kept violations' stacks, symbolized in one batch: one
+ * addr2line run per module for the whole report, not one per stack. */
+typedef struct frame_key {
+    void *pc;
+    unsigned char adj; /* a return address (every frame but the first) */
+} frame_key;
+typedef struct frame_table {
+    size_t n;
+    frame_key *key; /* sorted, unique */
+    sp_frame_info *fi;
+} frame_table;
+
+static int frame_key_cmp(const void *a, const void *b)
+{
+    const frame_key *x = a, *y = b;
+    if (x->pc != y->pc)
+        return (uintptr_t)x->pc < (uintptr_t)y->pc ? -1 : 1;
+    return (int)x->adj - (int)y->adj;
+}
+
+static size_t add_site_keys(frame_key *key, size_t n, const sp_site *s)
+{
+    for (int i = 0; s && i < s->n && i < SP_SYM_MAX; i++)
+        key[n++] = (frame_key){s->pc[i], i > 0};
+    return n;
+}
+
+/* The table for kept[0..kept_n) (kept_lock held); t->n = 0 when it cannot be
+ * built: each stack is then symbolized on its own. */
+static void frame_table_build(frame_table *t)
+{
+    size_t most = 0, n = 0;
+    *t = (frame_table){0};
+    for (unsigned i = 0; i < kept_n; i++)
+        most += 3 * SP_SYM_MAX;
+    frame_key *key = most ? sp_mem_alloc(most * sizeof(*key)) : NULL;
+    if (!key)
+        return;
+    for (unsigned i = 0; i < kept_n; i++) {
+        n = add_site_keys(key, n, kept[i]->at);
+        n = add_site_keys(key, n, kept[i]->registered);
+        n = add_site_keys(key, n, kept[i]->unregistered);
+    }
+    qsort(key, n, sizeof(*key), frame_key_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || frame_key_cmp(&key[u - 1], &key[i]) != 0)
+            key[u++] = key[i];
+    void **pc = sp_mem_alloc((u ? u : 1) * sizeof(*pc));
+    unsigned char *adj = sp_mem_alloc(u ? u : 1);
+    sp_frame_info *fi = sp_mem_alloc((u ? u : 1) * sizeof(*fi));
+    if (pc && adj && fi) {
+        for (size_t i = 0; i < u; i++) {
+            pc[i] = key[i].pc;
+            adj[i] = key[i].adj;
+        }
+        if (u <= INT_MAX && sp_symbolize_many(pc, adj, (int)u, fi) == 0)
+            *t = (frame_table){u, key, fi};
+    }
+    sp_mem_free(pc);
+    sp_mem_free(adj);
+    if (!t->n) {
+        sp_mem_free(key);
+        sp_mem_free(fi);
+    }
+}
+
+static void frame_table_free(frame_table *t)
+{
+    sp_mem_free(t->key);
+    sp_mem_free(t->fi);
+}
+
+/* The frames of s into fi: from the table, or symbolized now. */
+static void site_frames(const frame_table *t, const sp_site *s, int n, sp_frame_info *fi)
+{
+    for (int i = 0; i < n; i++) {
+        frame_key k = {s->pc[i], i > 0};
+        const frame_key *hit = t->n ? bsearch(&k, t->key, t->n, sizeof(k), frame_key_cmp) : NULL;
+        if (!hit) {
+            sp_symbolize(s->pc, n, fi);
+            return;
+        }
+        fi[i] = t->fi[hit - t->key];
+    }
+}
+
+static void json_site(FILE *f, const char *key, const sp_site *s, const frame_table *t)
 {
     fprintf(f, "\"%s\": ", key);
     if (!s) {
@@ -584,8 +671,7 @@ static void json_site(FILE *f, const char *key, const sp_site *s)
     }
     int n = s->n < SP_SYM_MAX ? s->n : SP_SYM_MAX;
     sp_frame_info fi[n > 0 ? n : 1];
-    if (n > 0)
-        sp_symbolize(s->pc, n, fi);
+    site_frames(t, s, n, fi);
     fprintf(f, "{\"thread\": %d, \"frames\": [", (int)s->tid);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s{\"pc\": \"%p\", \"function\": ", i ? ", " : "", s->pc[i]);
@@ -748,6 +834,9 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;
     int locked = pthread_mutex_timedlock(&kept_lock, &until) == 0;
+    frame_table frames = {0};
+    if (locked)
+        frame_table_build(&frames);
     for (unsigned i = 0; locked && i < kept_n; i++) {
         kept_violation *k = kept[i];
         fprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
@@ -756,13 +845,14 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         fprintf(f, "\"message\": ");
         json_str(f, k->msg);
         fprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);
-        json_site(f, "at", k->at);
+        json_site(f, "at", k->at, &frames);
         fprintf(f, ", ");
-        json_site(f, "registered", k->registered);
+        json_site(f, "registered", k->registered, &frames);
         fprintf(f, ", ");
-        json_site(f, "unregistered", k->unregistered);
+        json_site(f, "unregistered", k->unregistered, &frames);
         fprintf(f, "}");
     }
+    frame_table_free(&frames);
     if (locked)
         pthread_mutex_unlock(&kept_lock);
     fprintf(f, "%s]\n}\n", locked && kept_n ? "\n  " : "");

@@ -84,6 +84,7 @@ static uintptr_t file_address(uintptr_t pc, const Dl_info *info)
 static char a2l_path[512];          /* absolute; "" none (set once, by init) */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int a2l_broken;              /* a run missed its deadline (atomic) */
+static unsigned long a2l_runs;      /* runs started (atomic; for tests) */
 
 typedef struct spawn_space {
     char stack[16384] __attribute__((aligned(64))); /* addr2line's, until it execs */
@@ -436,6 +437,7 @@ static void run_addr2line(int dying, const char *path, const uintptr_t *addr, co
         close_pipe_end(fds[0], !dying);
         return;
     }
+    __atomic_fetch_add(&a2l_runs, 1, __ATOMIC_RELAXED);
     if (pidfd >= 0)
         track_fd(sp_fd_move_high(pidfd), &pidfd, !dying);
     if (read_answer(fds[0], k, idx, out, deadline_ns) != 0) {
@@ -473,18 +475,12 @@ void sp_symbolize_plain(void *pc, sp_frame_info *out)
 }
 
 /* addr2line for every frame with todo[i] set (cleared as done), grouped by
- * module, while deadline_ns is ahead. */
+ * module, at most `max` addresses a run (addr and idx hold that many), while
+ * deadline_ns is ahead. */
 static void symbolize_frames(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
                              const Dl_info *info, unsigned char *todo, int dying,
-                             uint64_t deadline_ns)
+                             uint64_t deadline_ns, uintptr_t *addr, int *idx, int max)
 {
-    uintptr_t addr_here[SP_SYM_MAX];
-    int idx_here[SP_SYM_MAX];
-    static uintptr_t addr_dying[RUN_MAX_ADDRS]; /* a signal stack may be small */
-    static int idx_dying[RUN_MAX_ADDRS];
-    uintptr_t *addr = dying ? addr_dying : addr_here;
-    int *idx = dying ? idx_dying : idx_here;
-    int max = dying ? RUN_MAX_ADDRS : SP_SYM_MAX;
     for (int i = 0; i < n; i++) {
         if (!todo[i])
             continue;
@@ -515,25 +511,79 @@ static void symbolize_frames(void *const *pc, const unsigned char *adj, int n, s
     }
 }
 
-/* Results by pc, so a stack seen again costs no new addr2line (cache_lock). */
-#define CACHE_SIZE 512
-static struct {
+/* Results by pc, so a stack seen again costs no new addr2line (cache_lock).
+ * Set-associative: a pc has CACHE_WAYS slots to live in, so the few pcs a
+ * program's diagnostics keep repeating never evict one another (with one
+ * slot per pc, two that hashed alike cost two addr2line runs per stack). */
+#define CACHE_SETS 64
+#define CACHE_WAYS SP_SYM_CACHE_WAYS
+static struct cache_entry {
     void *pc;
     int adjusted;
     sp_frame_info fi;
-} cache[CACHE_SIZE];
+} cache[CACHE_SETS][CACHE_WAYS];
+static unsigned char cache_next[CACHE_SETS]; /* the way a full set gives up next */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static unsigned cache_slot(void *pc, int adjusted)
+static struct cache_entry *cache_set(void *pc, int adjusted)
 {
     uintptr_t x = (uintptr_t)pc * 0x9E3779B97F4A7C15ull + (uintptr_t)adjusted;
-    return (unsigned)(x >> 40) % CACHE_SIZE;
+    return cache[(x >> 40) % CACHE_SETS];
+}
+
+unsigned sp_symbolize_cache_set(void *pc, int adjusted)
+{
+    return (unsigned)(cache_set(pc, adjusted) - cache[0]) / CACHE_WAYS;
+}
+
+unsigned long sp_symbolize_runs(void) { return __atomic_load_n(&a2l_runs, __ATOMIC_RELAXED); }
+
+/* Fills out[i] for each todo[i] found in the cache, clearing todo[i]. */
+static void cache_take(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
+                       unsigned char *todo)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n; i++) {
+        struct cache_entry *set = cache_set(pc[i], adj[i]);
+        for (int w = 0; todo[i] && w < CACHE_WAYS; w++)
+            if (set[w].pc == pc[i] && set[w].adjusted == adj[i]) {
+                out[i] = set[w].fi;
+                todo[i] = 0;
+            }
+    }
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Keeps out[i] for each frame asked (fresh[i]) and answered (!todo[i]). */
+static void cache_keep(void *const *pc, const unsigned char *adj, int n, const sp_frame_info *out,
+                       const unsigned char *fresh, const unsigned char *todo)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n; i++) {
+        if (!fresh[i] || todo[i])
+            continue;
+        struct cache_entry *set = cache_set(pc[i], adj[i]);
+        int w = 0;
+        while (w < CACHE_WAYS && set[w].pc && !(set[w].pc == pc[i] && set[w].adjusted == adj[i]))
+            w++;
+        if (w == CACHE_WAYS) {
+            unsigned s = sp_symbolize_cache_set(pc[i], adj[i]);
+            w = cache_next[s];
+            cache_next[s] = (unsigned char)((w + 1) % CACHE_WAYS);
+        }
+        set[w].pc = pc[i];
+        set[w].adjusted = adj[i];
+        set[w].fi = out[i];
+    }
+    pthread_mutex_unlock(&cache_lock);
 }
 
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
 {
     Dl_info info[SP_SYM_MAX];
     unsigned char adj[SP_SYM_MAX], todo[SP_SYM_MAX], fresh[SP_SYM_MAX];
+    uintptr_t addr[SP_SYM_MAX];
+    int idx[SP_SYM_MAX];
     if (n > SP_SYM_MAX)
         n = SP_SYM_MAX;
     for (int i = 0; i < n; i++) {
@@ -546,28 +596,41 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
         return;
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    pthread_mutex_lock(&cache_lock);
-    for (int i = 0; i < n; i++) {
-        unsigned c = cache_slot(pc[i], adj[i]);
-        if (todo[i] && cache[c].pc == pc[i] && cache[c].adjusted == adj[i]) {
-            out[i] = cache[c].fi;
-            todo[i] = 0;
-        }
-    }
-    pthread_mutex_unlock(&cache_lock);
+    cache_take(pc, adj, n, out, todo);
     memcpy(fresh, todo, sizeof(fresh));
-    symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull);
-    pthread_mutex_lock(&cache_lock);
-    for (int i = 0; i < n; i++) {
-        if (!fresh[i] || todo[i]) /* not asked, or not answered */
-            continue;
-        unsigned c = cache_slot(pc[i], adj[i]);
-        cache[c].pc = pc[i];
-        cache[c].adjusted = adj[i];
-        cache[c].fi = out[i];
-    }
-    pthread_mutex_unlock(&cache_lock);
+    symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull, addr, idx,
+                     SP_SYM_MAX);
+    cache_keep(pc, adj, n, out, fresh, todo);
     pthread_setcancelstate(cancel, NULL);
+}
+
+int sp_symbolize_many(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out)
+{
+    Dl_info *info = sp_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(*info));
+    unsigned char *todo = sp_mem_alloc((size_t)(n > 0 ? n : 1));
+    uintptr_t *addr = sp_mem_alloc(RUN_MAX_ADDRS * sizeof(*addr));
+    int *idx = sp_mem_alloc(RUN_MAX_ADDRS * sizeof(*idx));
+    int ok = info && todo && addr && idx;
+    for (int i = 0; i < n; i++) {
+        Dl_info here;
+        int have;
+        plain(pc[i], ok ? &info[i] : &here, &have, &out[i]);
+        if (ok)
+            todo[i] = (unsigned char)have;
+    }
+    if (ok && sp_opt.symbolize && a2l_path[0]) {
+        int cancel;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+        cache_take(pc, adj, n, out, todo);
+        symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull, addr,
+                         idx, RUN_MAX_ADDRS);
+        pthread_setcancelstate(cancel, NULL);
+    }
+    sp_mem_free(info);
+    sp_mem_free(todo);
+    sp_mem_free(addr);
+    sp_mem_free(idx);
+    return ok ? 0 : -1;
 }
 
 void sp_symbolize_dying(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
@@ -582,8 +645,10 @@ void sp_symbolize_dying(void *const *pc, const unsigned char *adj, int n, sp_fra
         plain(pc[i], &info[i], &have, &out[i]);
         todo[i] = (unsigned char)have;
     }
+    static uintptr_t addr[RUN_MAX_ADDRS]; /* a signal stack may be small */
+    static int idx[RUN_MAX_ADDRS];
     if (sp_opt.symbolize)
-        symbolize_frames(pc, adj, n, out, info, todo, 1, deadline_ns);
+        symbolize_frames(pc, adj, n, out, info, todo, 1, deadline_ns, addr, idx, RUN_MAX_ADDRS);
 }
 
 /* ---- fork --------------------------------------------------------------- */
@@ -603,8 +668,8 @@ void sp_symbolize_fork_child(void)
     /* The parent's other threads are gone, maybe holding these. */
     if (pthread_mutex_trylock(&cache_lock) == 0)
         pthread_mutex_unlock(&cache_lock);
-    else
-        memset(cache, 0, sizeof(cache)); /* an entry may be half written */
+    else /* an entry may be half written */
+        memset(cache, 0, sizeof(cache));
     pthread_mutex_init(&cache_lock, NULL);
     pthread_mutex_init(&spawn_lock, NULL);
 }

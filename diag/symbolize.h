@@ -14,6 +14,7 @@ extern "C" {
 
 #define SP_SYM_MAX 64      /* frames per sp_symbolize call */
 #define SP_SYM_BATCH 2048  /* frames per sp_symbolize_dying call */
+#define SP_SYM_CACHE_WAYS 8 /* pcs of one cache set kept side by side */
 
 typedef struct sp_frame_info {
     char func[128];        /* function (demangled), or "" */
@@ -34,6 +35,12 @@ void sp_symbolize_init(void);
  * time; never fails: missing parts stay empty. Not a cancellation point. */
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
+/* Many frames at once, outside any hook (a report written at exit): n is
+ * not bounded, adj[i] nonzero: pc[i] is a return address. One addr2line
+ * run per module (and per 256 addresses), all within one run's time bound.
+ * Allocates; -1 when it cannot (out then holds dladdr's names). */
+int sp_symbolize_many(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out);
+
 /* Many frames at once from a fatal signal handler (at most SP_SYM_BATCH;
  * adj[i] nonzero: pc[i] is a return address). No lock, no cache, static
  * memory: one caller at a time. One addr2line run per module (and per 256
@@ -50,6 +57,11 @@ void sp_symbolize_plain(void *pc, sp_frame_info *out);
 void sp_symbolize_fork_prepare(void);
 void sp_symbolize_fork_parent(void);
 void sp_symbolize_fork_child(void);
+
+/* Testing only: the cache set a pc falls in (pc[0] of a stack is not
+ * adjusted, the others are), and how many addr2line runs have started. */
+unsigned sp_symbolize_cache_set(void *pc, int adjusted);
+unsigned long sp_symbolize_runs(void);
 
 /* "    #i 0xPC in func file:line (module+0xoff)\n" into buf. */
 int sp_format_frame(char *buf, size_t n, int i, void *pc, const sp_frame_info *f);

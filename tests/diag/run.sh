@@ -295,6 +295,22 @@ echo "$out" | grep -qE "^    #0 0x[0-9a-f]+ in other_modes .*diag_codes\.c:[0-9]
 p=$(pm_check "$out"); [ -n "$p" ] && why="$why; $(echo $p)"
 check "post-mortem: ~200 events symbolized in one batch ($runs addr2line runs)" "$why"
 
+# Twenty violations from twenty call sites, only the first printed
+# (max_repeats=1): the report symbolizes every kept stack at exit in one
+# batch, one addr2line run per module, not one per stack (a report of 200
+# kept violations once took 10 s to write).
+why=
+out=$(run_bare "$ABS_PROG" twenty 2>&1) || why="$why; bare: $(echo "$out" | tail -2)"
+rm -f "$T/a2l.count" "$T/twenty.json"
+out=$(PATH="$T/a2l-count:$PATH" A2L_COUNT="$T/a2l.count" SAFEPIN_OPTIONS=max_repeats=1:report=$T/twenty.json \
+      run_sp "$ABS_PROG" twenty 2>&1) || why="$why; exit $?"
+runs=$(wc -l <"$T/a2l.count" 2>/dev/null || echo 0)
+n=$(echo "$out" | grep "safepin: double-unregister:" | grep -vc "further reports"); [ "$n" = 1 ] || why="$why; $n diagnostics printed, want 1"
+sites=$(jget "$T/twenty.json" 'len(set(v["at"]["frames"][0]["pc"] for v in d["violations"] if v["code"] == "double-unregister" and v["at"]["frames"][0]["function"] == "twenty_diagnostics" and "diag_codes.c:" in v["at"]["frames"][0]["file"]))')
+[ "$sites" = 20 ] || why="$why; $sites distinct symbolized call sites in the report, want 20"
+[ "$runs" -ge 1 ] && [ "$runs" -le 10 ] || why="$why; $runs addr2line runs (want one per module for the printed diagnostic and one per module for the report: at most 10)"
+check "report: twenty kept stacks symbolized in one batch ($runs addr2line runs)" "$why"
+
 why=
 out=$(PATH="$T/a2l-hang:$PATH" run_sp "$ABS_PROG" history-fault 2>&1); rc=$?
 [ $rc -eq 134 ] || why="$why; exit $rc (124: hung)"
