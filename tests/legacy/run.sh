@@ -177,6 +177,9 @@ BIN=$BUILD/tests/legacy
 SIMHIP_DIR=$BUILD/simhip
 PARTS=${LEGACY_PARTS:-native safepin repeat}
 TIMEOUT=${LEGACY_TIMEOUT:-20}
+# Under safepin's defaults, an exit drain that waits out its timeout (it
+# missed that its work was done) would take 60 s: past TIMEOUT, a hang.
+DRAIN_GUARD=drain_timeout_ms=60000
 REPEAT_N=${LEGACY_REPEAT:-20}
 REPEAT_PERS=${LEGACY_REPEAT_PERS:-current legacy rocm7}
 SAFEPIN_PERS=${LEGACY_PERS:-current legacy rocm7}
@@ -365,7 +368,7 @@ safepin_half() {
             if simhip_missing; then fail "$name" "missing $SIMHIP_DIR/libamdhip64.so.5"; continue; fi
             if [ ! -x "$BIN/$prog" ]; then fail "$name" "missing $BIN/$prog"; continue; fi
             log=$LOGDIR/$prog.safepin.$pers.log
-            run "$log" "$pers" "$PRELOAD" "$prog"
+            SAFEPIN_OPTIONS=$DRAIN_GUARD run "$log" "$pers" "$PRELOAD" "$prog"
             why=$(why_safepin "$log" "$diags")
             if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why (see $log)"; fi
         done
@@ -387,7 +390,7 @@ repeat_half() {
             why=
             for ((i = 1; i <= REPEAT_N; i++)); do
                 log=$LOGDIR/$prog.repeat.$pers.log
-                run "$log" "$pers" "$PRELOAD" "$prog"
+                SAFEPIN_OPTIONS=$DRAIN_GUARD run "$log" "$pers" "$PRELOAD" "$prog"
                 why=$(why_safepin "$log" "${diags:--}")
                 if [ -n "$why" ]; then why="run $i of $REPEAT_N: $why (see $log)"; break; fi
             done
