@@ -57,7 +57,8 @@
 #include <unistd.h>
 
 #define RUN_MS 5000       /* one ordinary addr2line run, at most */
-#define RUN_MAX_ADDRS 256 /* addresses per run */
+#define BATCH_MS 10000    /* sp_symbolize_many starts no run after this */
+#define RUN_MAX_ADDRS 1024 /* addresses per run */
 #define MAX_ENV 512
 
 static void copy_str(char *dst, size_t n, const char *src)
@@ -85,6 +86,10 @@ static char a2l_path[512];          /* absolute; "" none (set once, by init) */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int a2l_broken;              /* a run missed its deadline (atomic) */
 static unsigned long a2l_runs;      /* runs started (atomic; for tests) */
+/* This thread is inside sp_symbolize(_many), holding or about to take its
+ * locks: a signal handler on it (one that calls exit(), which writes the
+ * report) gets dladdr's names, not a wait on a lock its own thread holds. */
+static __thread int tls_symbolizing __attribute__((tls_model("initial-exec")));
 
 typedef struct spawn_space {
     char stack[16384] __attribute__((aligned(64))); /* addr2line's, until it execs */
@@ -475,18 +480,22 @@ void sp_symbolize_plain(void *pc, sp_frame_info *out)
 }
 
 /* addr2line for every frame with todo[i] set (cleared as done), grouped by
- * module, at most `max` addresses a run (addr and idx hold that many), while
- * deadline_ns is ahead. */
-static void symbolize_frames(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
-                             const Dl_info *info, unsigned char *todo, int dying,
-                             uint64_t deadline_ns, uintptr_t *addr, int *idx, int max)
+ * module, at most `max` addresses a run (addr and idx hold that many). A run
+ * starts only before start_by_ns, and must answer within run_ns of its start
+ * (0: by start_by_ns). 1 if frames were left because start_by_ns passed. */
+static int symbolize_frames(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
+                            const Dl_info *info, unsigned char *todo, int dying,
+                            uint64_t start_by_ns, uint64_t run_ns, uintptr_t *addr, int *idx,
+                            int max)
 {
     for (int i = 0; i < n; i++) {
         if (!todo[i])
             continue;
-        if (!a2l_path[0] || __atomic_load_n(&a2l_broken, __ATOMIC_RELAXED) ||
-            sp_now_ns() >= deadline_ns)
-            return;
+        if (!a2l_path[0] || __atomic_load_n(&a2l_broken, __ATOMIC_RELAXED))
+            return 0;
+        uint64_t now = sp_now_ns();
+        if (now >= start_by_ns)
+            return 1;
         const char *path = info[i].dli_fname;
         char exe[512];
         if (!path[0]) { /* the main program */
@@ -507,19 +516,24 @@ static void symbolize_frames(void *const *pc, const unsigned char *adj, int n, s
             idx[k++] = j;
             todo[j] = 0;
         }
-        run_addr2line(dying, path, addr, idx, k, out, deadline_ns);
+        run_addr2line(dying, path, addr, idx, k, out, run_ns ? now + run_ns : start_by_ns);
     }
+    return 0;
 }
 
 /* Results by pc, so a stack seen again costs no new addr2line (cache_lock).
  * Set-associative: a pc has CACHE_WAYS slots to live in, so the few pcs a
  * program's diagnostics keep repeating never evict one another (with one
- * slot per pc, two that hashed alike cost two addr2line runs per stack). */
+ * slot per pc, two that hashed alike cost two addr2line runs per stack).
+ * An entry also names its module (load base and path), so a library loaded
+ * where an unloaded one was never gets the old one's names. */
 #define CACHE_SETS 64
 #define CACHE_WAYS SP_SYM_CACHE_WAYS
 static struct cache_entry {
     void *pc;
     int adjusted;
+    const void *fbase;
+    uint64_t path_hash;
     sp_frame_info fi;
 } cache[CACHE_SETS][CACHE_WAYS];
 static unsigned char cache_next[CACHE_SETS]; /* the way a full set gives up next */
@@ -538,15 +552,33 @@ unsigned sp_symbolize_cache_set(void *pc, int adjusted)
 
 unsigned long sp_symbolize_runs(void) { return __atomic_load_n(&a2l_runs, __ATOMIC_RELAXED); }
 
+static uint64_t path_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int cache_match(const struct cache_entry *e, void *pc, int adjusted, const Dl_info *info,
+                       uint64_t hash)
+{
+    return e->pc == pc && e->adjusted == adjusted && e->fbase == info->dli_fbase &&
+           e->path_hash == hash;
+}
+
 /* Fills out[i] for each todo[i] found in the cache, clearing todo[i]. */
-static void cache_take(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,
-                       unsigned char *todo)
+static void cache_take(void *const *pc, const unsigned char *adj, int n, const Dl_info *info,
+                       sp_frame_info *out, unsigned char *todo)
 {
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n; i++) {
+        if (!todo[i])
+            continue;
         struct cache_entry *set = cache_set(pc[i], adj[i]);
+        uint64_t hash = path_hash(info[i].dli_fname);
         for (int w = 0; todo[i] && w < CACHE_WAYS; w++)
-            if (set[w].pc == pc[i] && set[w].adjusted == adj[i]) {
+            if (cache_match(&set[w], pc[i], adj[i], &info[i], hash)) {
                 out[i] = set[w].fi;
                 todo[i] = 0;
             }
@@ -555,15 +587,17 @@ static void cache_take(void *const *pc, const unsigned char *adj, int n, sp_fram
 }
 
 /* Keeps out[i] for each frame asked (fresh[i]) and answered (!todo[i]). */
-static void cache_keep(void *const *pc, const unsigned char *adj, int n, const sp_frame_info *out,
-                       const unsigned char *fresh, const unsigned char *todo)
+static void cache_keep(void *const *pc, const unsigned char *adj, int n, const Dl_info *info,
+                       const sp_frame_info *out, const unsigned char *fresh,
+                       const unsigned char *todo)
 {
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < n; i++) {
         if (!fresh[i] || todo[i])
             continue;
         struct cache_entry *set = cache_set(pc[i], adj[i]);
-        int w = 0;
+        uint64_t hash = path_hash(info[i].dli_fname);
+        int w = 0; /* the entry for pc (of any module), a free one, or the set's next */
         while (w < CACHE_WAYS && set[w].pc && !(set[w].pc == pc[i] && set[w].adjusted == adj[i]))
             w++;
         if (w == CACHE_WAYS) {
@@ -571,9 +605,7 @@ static void cache_keep(void *const *pc, const unsigned char *adj, int n, const s
             w = cache_next[s];
             cache_next[s] = (unsigned char)((w + 1) % CACHE_WAYS);
         }
-        set[w].pc = pc[i];
-        set[w].adjusted = adj[i];
-        set[w].fi = out[i];
+        set[w] = (struct cache_entry){pc[i], adj[i], info[i].dli_fbase, hash, out[i]};
     }
     pthread_mutex_unlock(&cache_lock);
 }
@@ -594,13 +626,17 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
     }
     if (!sp_opt.symbolize || !a2l_path[0])
         return;
+    if (tls_symbolizing)
+        return; /* a signal handler (exit()) interrupted this thread's own: its locks are held */
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    cache_take(pc, adj, n, out, todo);
+    tls_symbolizing = 1;
+    cache_take(pc, adj, n, info, out, todo);
     memcpy(fresh, todo, sizeof(fresh));
-    symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull, addr, idx,
-                     SP_SYM_MAX);
-    cache_keep(pc, adj, n, out, fresh, todo);
+    symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull, 0, addr,
+                     idx, SP_SYM_MAX);
+    cache_keep(pc, adj, n, info, out, fresh, todo);
+    tls_symbolizing = 0;
     pthread_setcancelstate(cancel, NULL);
 }
 
@@ -618,12 +654,18 @@ int sp_symbolize_many(void *const *pc, const unsigned char *adj, int n, sp_frame
         if (ok)
             todo[i] = (unsigned char)have;
     }
-    if (ok && sp_opt.symbolize && a2l_path[0]) {
+    if (ok && sp_opt.symbolize && a2l_path[0] && !tls_symbolizing) {
         int cancel;
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-        cache_take(pc, adj, n, out, todo);
-        symbolize_frames(pc, adj, n, out, info, todo, 0, sp_now_ns() + RUN_MS * 1000000ull, addr,
-                         idx, RUN_MAX_ADDRS);
+        tls_symbolizing = 1;
+        cache_take(pc, adj, n, info, out, todo);
+        if (symbolize_frames(pc, adj, n, out, info, todo, 0,
+                             sp_now_ns() + BATCH_MS * 1000000ull, RUN_MS * 1000000ull, addr, idx,
+                             RUN_MAX_ADDRS))
+            sp_log(SP_LOG_WARN, "symbolize",
+                   "symbolizing took over %d s: the remaining frames show module+offset",
+                   BATCH_MS / 1000);
+        tls_symbolizing = 0;
         pthread_setcancelstate(cancel, NULL);
     }
     sp_mem_free(info);
@@ -648,7 +690,7 @@ void sp_symbolize_dying(void *const *pc, const unsigned char *adj, int n, sp_fra
     static uintptr_t addr[RUN_MAX_ADDRS]; /* a signal stack may be small */
     static int idx[RUN_MAX_ADDRS];
     if (sp_opt.symbolize)
-        symbolize_frames(pc, adj, n, out, info, todo, 1, deadline_ns, addr, idx, RUN_MAX_ADDRS);
+        symbolize_frames(pc, adj, n, out, info, todo, 1, deadline_ns, 0, addr, idx, RUN_MAX_ADDRS);
 }
 
 /* ---- fork --------------------------------------------------------------- */

@@ -37,13 +37,16 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
 /* Many frames at once, outside any hook (a report written at exit): n is
  * not bounded, adj[i] nonzero: pc[i] is a return address. One addr2line
- * run per module (and per 256 addresses), all within one run's time bound.
- * Allocates; -1 when it cannot (out then holds dladdr's names). */
+ * run per module (and per 1024 addresses), each bounded as one of
+ * sp_symbolize's, none started after 10 s (the rest keep module+offset,
+ * and a warning says so). Allocates; -1 when it cannot (out then holds
+ * dladdr's names). Called in a signal handler that interrupted this
+ * thread's own symbolization: dladdr's names only. */
 int sp_symbolize_many(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out);
 
 /* Many frames at once from a fatal signal handler (at most SP_SYM_BATCH;
  * adj[i] nonzero: pc[i] is a return address). No lock, no cache, static
- * memory: one caller at a time. One addr2line run per module (and per 256
+ * memory: one caller at a time. One addr2line run per module (and per 1024
  * addresses); none is started after deadline_ns, and one still running then
  * is killed: its frames keep module+offset. */
 void sp_symbolize_dying(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out,

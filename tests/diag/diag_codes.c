@@ -177,6 +177,27 @@ static int other_modes(const char *m, int argc, char **argv, hipStream_t nb)
         printf("own file on fd %d\nOK\n", own);
         return 0;
     }
+    if (!strcmp(m, "reload") && argc > 3) {
+        /* A library makes a violation, is unloaded, and another one, loaded
+         * where it was, makes one from its own code. */
+        for (int i = 0; i < 2; i++) {
+            void *h = dlopen(argv[2 + i], RTLD_NOW);
+            int (*entry)(void *) = h ? (int (*)(void *))dlsym(h, "entry") : NULL;
+            if (!entry) {
+                fprintf(stderr, "%s: %s\n", argv[2 + i], dlerror());
+                return 1;
+            }
+            Dl_info info;
+            if (dladdr((void *)entry, &info))
+                printf("library %d loaded at %p\n", i, info.dli_fbase);
+            fflush(stdout);
+            EXPECT(entry(reg_buf), hipErrorHostMemoryNotRegistered);
+            if (i == 0)
+                dlclose(h);
+        }
+        printf("OK\n");
+        return 0;
+    }
     if (!strcmp(m, "twenty")) {
         /* Twenty violations, each from its own call site. */
         twenty_diagnostics(NULL);

@@ -311,6 +311,24 @@ sites=$(jget "$T/twenty.json" 'len(set(v["at"]["frames"][0]["pc"] for v in d["vi
 [ "$runs" -ge 1 ] && [ "$runs" -le 10 ] || why="$why; $runs addr2line runs (want one per module for the printed diagnostic and one per module for the report: at most 10)"
 check "report: twenty kept stacks symbolized in one batch ($runs addr2line runs)" "$why"
 
+# A library unloaded, and another loaded where it was: each one's
+# diagnostic names its own function, in the log and in the report (the
+# symbolizer's cache once answered by address alone).
+why=
+PL=$(cd "$BUILD/tests/diag/plugin" 2>/dev/null && pwd)
+out=$(run_bare "$ABS_PROG" reload "$PL/libreload_a.so" "$PL/libreload_b.so" 2>&1) || why="$why; bare: $(echo "$out" | tail -2)"
+rm -f "$T/reload.json"
+out=$(SAFEPIN_OPTIONS=report=$T/reload.json run_sp "$ABS_PROG" reload "$PL/libreload_a.so" "$PL/libreload_b.so" 2>&1) || why="$why; exit $?"
+bases=$(echo "$out" | sed -n 's/^library [01] loaded at //p' | sort -u | wc -l)
+for who in a b; do
+    echo "$out" | grep -qE "^    #0 0x[0-9a-f]+ in unregister_in_$who .*reload\.c:[0-9]+ \(libreload_$who\.so\+" ||
+        why="$why; log: no frame in unregister_in_$who of libreload_$who.so"
+done
+names=$(jget "$T/reload.json" '" ".join(sorted(v["at"]["frames"][0]["function"] + "@" + v["at"]["frames"][0]["module"] for v in d["violations"] if v["code"] == "double-unregister"))')
+# (The first library is gone at exit: its frames there have no names.)
+[[ " $names " == *" unregister_in_b@libreload_b.so "* ]] || why="$why; report names: $names"
+check "symbolizer: a library loaded where an unloaded one was gets its own names (same base: $([ "$bases" = 1 ] && echo yes || echo no))" "$why"
+
 why=
 out=$(PATH="$T/a2l-hang:$PATH" run_sp "$ABS_PROG" history-fault 2>&1); rc=$?
 [ $rc -eq 134 ] || why="$why; exit $rc (124: hung)"
