@@ -152,6 +152,10 @@ protected:
             once = true;
         }
         ASSERT_EQ(sp_reaper_drain(5000), 0u);
+        // Each test starts on an idle device: work an earlier test left
+        // running (a kernel on a stream it destroyed) would make an ordered
+        // unregister here take the busy device's path.
+        ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
         sp_real = g_saved;
         sp_real.hipHostRegister = wrap_register;
         sp_real.hipHostUnregister = wrap_unregister;
@@ -758,6 +762,7 @@ TEST_F(Core, FreeInItsReviveGraceEndsTheGrace)
     ASSERT_NE(buf, nullptr);
     memset(buf, 1, sz);
     ASSERT_EQ(sp_host_register(buf, sz, 0), hipSuccess);
+    ASSERT_EQ(sp_streams_quiet(SP_RT_HIP), 1); // the grace is kept on an idle device only
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
     EXPECT_EQ(g_real_unregister.load(), 0); // in its grace
     g_freed = 0;
