@@ -215,6 +215,9 @@ typedef struct kept_violation {
     char msg[256];
     int rt;                 /* the runtime (sp_diag_runtime_name's index), -1: none named */
     sp_site *at, *registered, *unregistered;
+    /* Each frame's module when kept (or NULL): a frame whose module has
+     * been unloaded since, maybe replaced at its address, gets no names. */
+    sp_module_stamp *at_st, *registered_st, *unregistered_st;
 } kept_violation;
 
 static kept_violation *kept[SP_MAX_KEPT];
@@ -425,8 +428,27 @@ static int runtime_named_in(const char *msg)
     return best;
 }
 
+static sp_module_stamp *stamps_of(const sp_site *s)
+{
+    int n = s ? (s->n < SP_SYM_MAX ? s->n : SP_SYM_MAX) : 0;
+    sp_module_stamp *st = n > 0 ? sp_mem_alloc((size_t)n * sizeof(*st)) : NULL;
+    for (int i = 0; st && i < n; i++)
+        sp_symbolize_stamp(s->pc[i], &st[i]);
+    return st;
+}
+
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r)
 {
+    pthread_mutex_lock(&kept_lock);
+    int full = kept_n >= SP_MAX_KEPT;
+    pthread_mutex_unlock(&kept_lock);
+    if (full) {
+        sp_site_free(here);
+        return;
+    }
+    sp_site *reg = r ? site_copy(sp_sites(r)->reg) : NULL;
+    sp_site *unreg = r ? site_copy(sp_sites(r)->unreg) : NULL;
+    sp_module_stamp *st[3] = {stamps_of(here), stamps_of(reg), stamps_of(unreg)};
     pthread_mutex_lock(&kept_lock);
     if (kept_n < SP_MAX_KEPT) {
         kept_violation *k = sp_mem_calloc(1, sizeof(*k));
@@ -435,20 +457,28 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
             k->t_ns = sp_now_ns();
             snprintf(k->msg, sizeof(k->msg), "%s", msg);
             k->at = here;
-            here = NULL;
+            k->registered = reg;
+            k->unregistered = unreg;
+            k->at_st = st[0];
+            k->registered_st = st[1];
+            k->unregistered_st = st[2];
+            here = reg = unreg = NULL;
+            st[0] = st[1] = st[2] = NULL;
             /* The range's runtime, else the one whose call the message names. */
             k->rt = r ? r->rt : runtime_named_in(msg);
             if (r) {
                 k->base = r->base;
                 k->size = r->size;
-                k->registered = site_copy(sp_sites(r)->reg);
-                k->unregistered = site_copy(sp_sites(r)->unreg);
             }
             kept[kept_n++] = k;
         }
     }
     pthread_mutex_unlock(&kept_lock);
     sp_site_free(here);
+    sp_site_free(reg);
+    sp_site_free(unreg);
+    for (int i = 0; i < 3; i++)
+        sp_mem_free(st[i]);
 }
 
 /* gen_suppressions=1: the line that would silence this diagnostic. A leak
@@ -648,21 +678,31 @@ static void frame_table_free(frame_table *t)
     sp_mem_free(t->fi);
 }
 
-/* The frames of s into fi: from the table, or symbolized now. */
-static void site_frames(const frame_table *t, const sp_site *s, int n, sp_frame_info *fi)
+/* The frames of s into fi: from the table, or symbolized now; a frame whose
+ * module is no longer the one stamped when s was kept gets no names. */
+static void site_frames(const frame_table *t, const sp_site *s, const sp_module_stamp *st, int n,
+                        sp_frame_info *fi)
 {
-    for (int i = 0; i < n; i++) {
+    int i;
+    for (i = 0; i < n; i++) {
         frame_key k = {s->pc[i], i > 0};
         const frame_key *hit = t->n ? bsearch(&k, t->key, t->n, sizeof(k), frame_key_cmp) : NULL;
-        if (!hit) {
-            sp_symbolize(s->pc, n, fi);
-            return;
-        }
+        if (!hit)
+            break;
         fi[i] = t->fi[hit - t->key];
+    }
+    if (i < n)
+        sp_symbolize(s->pc, n, fi);
+    for (i = 0; st && i < n; i++) {
+        sp_module_stamp now;
+        sp_symbolize_stamp(s->pc[i], &now);
+        if (now.fbase != st[i].fbase || now.path_hash != st[i].path_hash)
+            memset(&fi[i], 0, sizeof(fi[i]));
     }
 }
 
-static void json_site(FILE *f, const char *key, const sp_site *s, const frame_table *t)
+static void json_site(FILE *f, const char *key, const sp_site *s, const sp_module_stamp *st,
+                      const frame_table *t)
 {
     fprintf(f, "\"%s\": ", key);
     if (!s) {
@@ -671,7 +711,7 @@ static void json_site(FILE *f, const char *key, const sp_site *s, const frame_ta
     }
     int n = s->n < SP_SYM_MAX ? s->n : SP_SYM_MAX;
     sp_frame_info fi[n > 0 ? n : 1];
-    site_frames(t, s, n, fi);
+    site_frames(t, s, st, n, fi);
     fprintf(f, "{\"thread\": %d, \"frames\": [", (int)s->tid);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s{\"pc\": \"%p\", \"function\": ", i ? ", " : "", s->pc[i]);
@@ -845,11 +885,11 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         fprintf(f, "\"message\": ");
         json_str(f, k->msg);
         fprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);
-        json_site(f, "at", k->at, &frames);
+        json_site(f, "at", k->at, k->at_st, &frames);
         fprintf(f, ", ");
-        json_site(f, "registered", k->registered, &frames);
+        json_site(f, "registered", k->registered, k->registered_st, &frames);
         fprintf(f, ", ");
-        json_site(f, "unregistered", k->unregistered, &frames);
+        json_site(f, "unregistered", k->unregistered, k->unregistered_st, &frames);
         fprintf(f, "}");
     }
     frame_table_free(&frames);

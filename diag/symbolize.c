@@ -560,6 +560,16 @@ static uint64_t path_hash(const char *s)
     return h;
 }
 
+void sp_symbolize_stamp(void *pc, sp_module_stamp *out)
+{
+    Dl_info info;
+    memset(out, 0, sizeof(*out));
+    if (dladdr(pc, &info) && info.dli_fname) {
+        out->fbase = info.dli_fbase;
+        out->path_hash = path_hash(info.dli_fname);
+    }
+}
+
 static int cache_match(const struct cache_entry *e, void *pc, int adjusted, const Dl_info *info,
                        uint64_t hash)
 {

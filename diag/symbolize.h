@@ -61,6 +61,15 @@ void sp_symbolize_fork_prepare(void);
 void sp_symbolize_fork_parent(void);
 void sp_symbolize_fork_child(void);
 
+/* The module that holds pc now, as dladdr says (its load base and a hash
+ * of its path; zeros when none): a stack kept for later can tell whether
+ * the module its pc named then is still the one there. */
+typedef struct sp_module_stamp {
+    const void *fbase;
+    uint64_t path_hash;
+} sp_module_stamp;
+void sp_symbolize_stamp(void *pc, sp_module_stamp *out);
+
 /* Testing only: the cache set a pc falls in (pc[0] of a stack is not
  * adjusted, the others are), and how many addr2line runs have started. */
 unsigned sp_symbolize_cache_set(void *pc, int adjusted);
