@@ -16,13 +16,13 @@
 
 #include "internal.h"
 
-struct sh_config sh_cfg = { SH_CURRENT, 0, 1, false };
+struct sh_config sh_cfg = { SH_CURRENT, 0, 1, false, 0 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void atfork_prepare(void)
 {
-    pthread_mutex_lock(&sh_dev_lock);
+    sh_stream_atfork_lock();
     pthread_rwlock_wrlock(&sh_mem_lock);
 }
 
@@ -60,6 +60,9 @@ static void init_once(void)
     const char *d = getenv("SIMHIP_OP_DELAY_US");
     if (d && *d)
         sh_cfg.delay_us = (unsigned)strtoul(d, NULL, 10);
+    const char *x = getenv("SIMHIP_WORKER_EXIT_DELAY_MS");
+    if (x && *x)
+        sh_cfg.worker_exit_delay_ms = (unsigned)strtoul(x, NULL, 10);
     const char *n = getenv("SIMHIP_DEVICES");
     if (n && *n) {
         long v = strtol(n, NULL, 10);

@@ -37,6 +37,7 @@ struct sh_config {
     unsigned delay_us;               /* SIMHIP_OP_DELAY_US */
     int ndevices;                    /* SIMHIP_DEVICES (1..SH_MAX_DEVICES) */
     bool cuda;                       /* the CUDA face (simcuda sets it at init) */
+    unsigned worker_exit_delay_ms;   /* SIMHIP_WORKER_EXIT_DELAY_MS (tests: a slow thread exit) */
 };
 extern struct sh_config sh_cfg;
 
@@ -157,6 +158,7 @@ enum sh_sync_scope {
 void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const char *api);
 
 /* Fork: forget worker threads and queued work (child side). */
+void sh_stream_atfork_lock(void);
 void sh_stream_atfork_child(void);
 
 /* ---- memcpy.c: copies and fills on a stream (sync: wait until done) ---- */

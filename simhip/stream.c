@@ -269,6 +269,7 @@ static void *worker_main(void *arg)
     }
     a.w->done = true;
     pthread_mutex_unlock(&sh_dev_lock);
+    sh_sleep_us(sh_cfg.worker_exit_delay_ms * 1000u);
     while (reap) {
         struct sh_worker *next = reap->next;
         pthread_join(reap->t, NULL);
@@ -538,6 +539,42 @@ void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const ch
     }
     pthread_mutex_unlock(&sh_dev_lock);
     free(t);
+}
+
+/* Before a fork: takes the dev lock, once no ended worker is left. An ended
+ * worker still runs its last steps outside the lock (joining the workers
+ * that ended before it, freeing them, its thread exit with its thread-local
+ * destructors): code that allocates. A fork in their middle leaves the child
+ * an allocator lock no thread of its own will release (glibc's malloc
+ * guards against that at fork; an allocator that does not, as ASan's,
+ * hangs the child's next allocation). So the ended workers are taken off
+ * the list and joined first, the lock released meanwhile (a thread-local
+ * destructor of theirs may take it: the per-thread streams'). */
+void sh_stream_atfork_lock(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&sh_dev_lock);
+        struct sh_worker *ended = NULL;
+        for (struct sh_worker **pp = &workers; *pp;) {
+            struct sh_worker *w = *pp;
+            if (w->done) {
+                *pp = w->next;
+                w->next = ended;
+                ended = w;
+            } else {
+                pp = &w->next;
+            }
+        }
+        if (!ended)
+            return;
+        pthread_mutex_unlock(&sh_dev_lock);
+        while (ended) {
+            struct sh_worker *next = ended->next;
+            pthread_join(ended->t, NULL);
+            free(ended);
+            ended = next;
+        }
+    }
 }
 
 void sh_stream_atfork_child(void)
