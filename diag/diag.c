@@ -779,10 +779,10 @@ static int report_wanted(void)
         return 0;
     if (!forked_child || strstr(report_file, "%p"))
         return 1;
-    if (sp_violations() || sp_stat.registrations)
+    if (sp_violations() || SP_STAT(registrations))
         return 1;
     for (int c = 0; c < SP_CODE_COUNT; c++)
-        if (sp_stat.code_count[c])
+        if (SP_STAT(code_count[c]))
             return 1;
     return 0;
 }
@@ -853,7 +853,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     fprintf(f, "  \"counters\": {\n");
     const char *sep = "";
 #define SP_COUNTER(x)                                                           \
-    fprintf(f, "%s    \"%s\": %llu", sep, #x, (unsigned long long)sp_stat.x);    \
+    fprintf(f, "%s    \"%s\": %llu", sep, #x, (unsigned long long)SP_STAT(x));    \
     sep = ",\n";
 #include "counters.inc"
 #undef SP_COUNTER
@@ -861,7 +861,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     fprintf(f, "  \"codes\": {");
     for (int c = 0; c < SP_CODE_COUNT; c++)
         fprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,
-                (unsigned long long)sp_stat.code_count[c]);
+                (unsigned long long)SP_STAT(code_count[c]));
     fprintf(f, "},\n");
     write_suppressed(f);
     fprintf(f, "  \"release_latency_us\": {\"count\": %llu, \"p50\": %.1f, \"p90\": %.1f, "
@@ -921,16 +921,16 @@ void sp_diag_finish(int exit_status)
 
     /* What the shipped default suppressions silence is not worth a summary
      * of its own; what the user's silence is. */
-    int noteworthy = sp_violations() || sp_stat.deferred_frees || sp_stat.deferred_unmaps ||
-                     sp_stat.revived || sp_stat.waits_for_release || sp_supp_suppressed_user();
+    int noteworthy = sp_violations() || SP_STAT(deferred_frees) || SP_STAT(deferred_unmaps) ||
+                     SP_STAT(revived) || SP_STAT(waits_for_release) || sp_supp_suppressed_user();
     if (sp_opt.summary && (noteworthy || sp_opt.log_level >= SP_LOG_INFO)) {
         sp_log(SP_LOG_ERROR, "summary",
                "%llu registrations (%llu nested, %llu revived), %llu releases completed, "
                "%llu deferred frees, %llu deferred unmaps, %llu leaks",
-               (unsigned long long)sp_stat.registrations, (unsigned long long)sp_stat.nested,
-               (unsigned long long)sp_stat.revived, (unsigned long long)sp_stat.releases_completed,
-               (unsigned long long)sp_stat.deferred_frees,
-               (unsigned long long)sp_stat.deferred_unmaps, (unsigned long long)sp_stat.leaks);
+               (unsigned long long)SP_STAT(registrations), (unsigned long long)SP_STAT(nested),
+               (unsigned long long)SP_STAT(revived), (unsigned long long)SP_STAT(releases_completed),
+               (unsigned long long)SP_STAT(deferred_frees),
+               (unsigned long long)SP_STAT(deferred_unmaps), (unsigned long long)SP_STAT(leaks));
         if (n)
             sp_log(SP_LOG_ERROR, "summary",
                    "release latency (unregister call to real unregister done): p50 %.1f us, "
@@ -939,10 +939,10 @@ void sp_diag_finish(int exit_status)
         char line[512];
         size_t o = 0;
         for (int c = 0; c < SP_CODE_COUNT; c++) {
-            if (!sp_stat.code_count[c])
+            if (!SP_STAT(code_count[c]))
                 continue;
             int w = snprintf(line + o, sizeof(line) - o, "%s%s=%llu", o ? ", " : "",
-                             code_table[c].name, (unsigned long long)sp_stat.code_count[c]);
+                             code_table[c].name, (unsigned long long)SP_STAT(code_count[c]));
             if (w < 0 || (size_t)w >= sizeof(line) - o)
                 break;
             o += (size_t)w;

@@ -63,6 +63,8 @@ static inline sp_range_sites *sp_sites(const sp_range *r)
 
 extern sp_stats sp_stat; /* updated with __atomic builtins */
 #define SP_COUNT(field) __atomic_add_fetch(&sp_stat.field, 1, __ATOMIC_RELAXED)
+/* A counter's value (another thread may be counting meanwhile). */
+#define SP_STAT(field) __atomic_load_n(&sp_stat.field, __ATOMIC_RELAXED)
 
 /* Resolve log_path and report against the current directory, warm up
  * backtrace() and the symbolizer. The log file itself is opened when the

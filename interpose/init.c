@@ -188,7 +188,7 @@ static int nothing_to_do(void)
 {
     return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
            (!sp_real.hipHostRegister && !sp_rt_any_present() && sp_violations() == 0 &&
-            sp_stat.registrations == 0);
+            SP_STAT(registrations) == 0);
 }
 
 /* exit() from a signal handler that interrupted one of safepin's hooks on
@@ -254,7 +254,7 @@ static int exit_now_status(int status)
 {
     if (!sp_diag_own_process() || __atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
         return status;
-    if (!sp_real.hipHostRegister && sp_violations() == 0 && sp_stat.registrations == 0)
+    if (!sp_real.hipHostRegister && sp_violations() == 0 && SP_STAT(registrations) == 0)
         return status;
     sp_diag_finish(status);
     if (sp_opt.strict && status == 0 && sp_violations() > 0) {

@@ -109,10 +109,10 @@ void sp_hold_freed(void)
  * polls means it is still at work, whatever the device looks like. */
 static uint64_t activity_now(void)
 {
-    return __atomic_load_n(&sp_stat.registrations, __ATOMIC_RELAXED) +
-           __atomic_load_n(&sp_stat.releases_submitted, __ATOMIC_RELAXED) +
-           __atomic_load_n(&sp_stat.nested, __ATOMIC_RELAXED) +
-           __atomic_load_n(&sp_stat.revived, __ATOMIC_RELAXED);
+    return SP_STAT(registrations) +
+           SP_STAT(releases_submitted) +
+           SP_STAT(nested) +
+           SP_STAT(revived);
 }
 
 uint64_t sp_hold_next_poll(void) { return H.list ? H.next_poll_ns : 0; }
