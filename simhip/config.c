@@ -16,7 +16,7 @@
 
 #include "internal.h"
 
-struct sh_config sh_cfg = { SH_CURRENT, 0, 1, false, 0 };
+struct sh_config sh_cfg = { SH_CURRENT, 0, 1, false, 0, 20 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -63,6 +63,9 @@ static void init_once(void)
     const char *x = getenv("SIMHIP_WORKER_EXIT_DELAY_MS");
     if (x && *x)
         sh_cfg.worker_exit_delay_ms = (unsigned)strtoul(x, NULL, 10);
+    const char *fw = getenv("SIMHIP_FORK_WAIT_MS");
+    if (fw && *fw)
+        sh_cfg.fork_wait_ms = (unsigned)strtoul(fw, NULL, 10);
     const char *n = getenv("SIMHIP_DEVICES");
     if (n && *n) {
         long v = strtol(n, NULL, 10);

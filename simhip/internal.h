@@ -38,6 +38,7 @@ struct sh_config {
     int ndevices;                    /* SIMHIP_DEVICES (1..SH_MAX_DEVICES) */
     bool cuda;                       /* the CUDA face (simcuda sets it at init) */
     unsigned worker_exit_delay_ms;   /* SIMHIP_WORKER_EXIT_DELAY_MS (tests: a slow thread exit) */
+    unsigned fork_wait_ms;           /* SIMHIP_FORK_WAIT_MS: a fork's wait for ended workers */
 };
 extern struct sh_config sh_cfg;
 

@@ -541,23 +541,48 @@ void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const ch
     free(t);
 }
 
-/* Before a fork: takes the dev lock, once no ended worker is left. An ended
- * worker still runs its last steps outside the lock (joining the workers
- * that ended before it, freeing them, its thread exit with its thread-local
- * destructors): code that allocates. A fork in their middle leaves the child
- * an allocator lock no thread of its own will release (glibc's malloc
- * guards against that at fork; an allocator that does not, as ASan's,
- * hangs the child's next allocation). So the ended workers are taken off
- * the list and joined first, the lock released meanwhile (a thread-local
- * destructor of theirs may take it: the per-thread streams'). */
+/* Before a fork: takes the dev lock, once the workers that have ended are
+ * gone. An ended worker still runs its last steps outside the lock (joining
+ * the workers that ended before it, freeing them, its thread exit with the
+ * thread-local destructors): code that allocates. A fork in their middle
+ * leaves the child an allocator lock no thread of its own will release
+ * (glibc's malloc guards itself at fork; ASan's does not: the child's next
+ * allocation of that size hangs). So they are taken off the list and joined
+ * first, the lock released meanwhile (a destructor of theirs may take it:
+ * the per-thread streams'). The wait is bounded: the forking thread may hold
+ * what an exiting worker needs (a lock of the program's, taken by its own
+ * destructor), or be an ended worker itself (a fork from its destructor,
+ * with another worker joining it): one not gone in time (sh_cfg.fork_wait_ms,
+ * 20 ms unless SIMHIP_FORK_WAIT_MS says otherwise) goes back on the list, to
+ * be joined as before, and the fork goes on. */
 void sh_stream_atfork_lock(void)
 {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += sh_cfg.fork_wait_ms / 1000u;
+    deadline.tv_nsec += (long)(sh_cfg.fork_wait_ms % 1000u) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    struct sh_worker *back = NULL;
     for (;;) {
         pthread_mutex_lock(&sh_dev_lock);
+        while (back) {
+            struct sh_worker *next = back->next;
+            back->next = workers;
+            workers = back;
+            back = next;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (now.tv_sec > deadline.tv_sec ||
+            (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+            return;
         struct sh_worker *ended = NULL;
         for (struct sh_worker **pp = &workers; *pp;) {
             struct sh_worker *w = *pp;
-            if (w->done) {
+            if (w->done && !pthread_equal(w->t, pthread_self())) {
                 *pp = w->next;
                 w->next = ended;
                 ended = w;
@@ -570,8 +595,12 @@ void sh_stream_atfork_lock(void)
         pthread_mutex_unlock(&sh_dev_lock);
         while (ended) {
             struct sh_worker *next = ended->next;
-            pthread_join(ended->t, NULL);
-            free(ended);
+            if (pthread_timedjoin_np(ended->t, NULL, &deadline) == 0) {
+                free(ended);
+            } else {
+                ended->next = back;
+                back = ended;
+            }
             ended = next;
         }
     }

@@ -385,10 +385,12 @@ static int thread_count()
 // (joins, frees, its thread exit: allocations). A fork in their middle left
 // the child an allocator lock nobody there releases (with ASan's allocator
 // the child's next allocation of that size hung, 1 fork in ~2000). Here the
-// last steps take 400 ms: the fork returns only once the worker is gone.
+// last steps take 400 ms, and the fork may wait 2 s: it returns only once
+// the worker is gone.
 TEST(Fork, WaitsForEndedWorkersToBeGone)
 {
     IN_CHILD_WITH_ENV("SIMHIP_WORKER_EXIT_DELAY_MS", "400", {
+        setenv("SIMHIP_FORK_WAIT_MS", "2000", 1);
         CHILD_CHECK(hipInit(0) == hipSuccess);
         int base = thread_count();
         hipStream_t s;
@@ -412,6 +414,46 @@ TEST(Fork, WaitsForEndedWorkersToBeGone)
         // The runtime still works in the parent.
         CHILD_CHECK(simhipLaunchKernel(s, k_log, &e) == hipSuccess);
         CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
+        CHILD_CHECK(hipStreamDestroy(s) == hipSuccess);
+    });
+}
+
+// The wait is bounded: a worker's thread-local destructor (a library's
+// per-thread record, dropped under its mutex) may need what the forking
+// thread holds. A fork that waited for that worker would never return.
+static pthread_mutex_t g_table = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t g_record;
+static void drop_record(void *p)
+{
+    pthread_mutex_lock(&g_table);
+    pthread_mutex_unlock(&g_table);
+    free(p);
+}
+static void k_keep_record(void *)
+{
+    pthread_setspecific(g_record, malloc(16));
+}
+
+TEST(Fork, DoesNotWaitForAWorkerThatNeedsTheForkersLock)
+{
+    IN_CHILD_WITH_ENV("SIMHIP_WORKER_EXIT_DELAY_MS", "0", {
+        alarm(20); // a fork that never returns ends the child by SIGALRM
+        CHILD_CHECK(pthread_key_create(&g_record, drop_record) == 0);
+        hipStream_t s;
+        CHILD_CHECK(hipStreamCreate(&s) == hipSuccess);
+        for (int i = 0; i < 3; i++) {
+            CHILD_CHECK(simhipLaunchKernel(s, k_keep_record, nullptr) == hipSuccess);
+            CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
+            pthread_mutex_lock(&g_table);
+            sleep_ms(150); // the worker ends and waits in drop_record
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(0);
+            pthread_mutex_unlock(&g_table);
+            int status = 0;
+            CHILD_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+            CHILD_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
         CHILD_CHECK(hipStreamDestroy(s) == hipSuccess);
     });
 }
