@@ -17,6 +17,7 @@
  * waits for depends (directly or through other streams) on the host
  * function's own op, it would deadlock, and simhip aborts saying so.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
@@ -43,6 +44,9 @@ struct sh_worker {
     struct sh_worker *next;
 };
 static struct sh_worker *workers;
+/* Forks joining ended workers they took off the list (sh_stream_atfork_lock):
+ * teardown waits for them, or it would miss those workers. */
+static int fork_joins;
 
 static struct sh_stream *null_streams[SH_MAX_DEVICES];
 
@@ -333,6 +337,11 @@ __attribute__((destructor)) static void sh_teardown(void)
     }
     __atomic_store_n(&sh_torn_down, true, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&sh_dev_cond);
+    /* A fork joining workers it took off the list: they are seen once it is
+     * done (a worker left running simhip's code would outlive the library). */
+    while (fork_joins > 0 &&
+           pthread_cond_timedwait(&sh_dev_cond, &sh_dev_lock, &deadline) != ETIMEDOUT)
+        ;
     struct sh_worker *join = NULL;
     for (struct sh_worker **pp = &workers; *pp;) {
         struct sh_worker *w = *pp;
@@ -557,6 +566,9 @@ void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const ch
  * be joined as before, and the fork goes on. */
 void sh_stream_atfork_lock(void)
 {
+    /* The joins are cancellation points, and fork() is none. */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += sh_cfg.fork_wait_ms / 1000u;
@@ -566,6 +578,7 @@ void sh_stream_atfork_lock(void)
         deadline.tv_nsec -= 1000000000L;
     }
     struct sh_worker *back = NULL;
+    int joining = 0;
     for (;;) {
         pthread_mutex_lock(&sh_dev_lock);
         while (back) {
@@ -574,11 +587,16 @@ void sh_stream_atfork_lock(void)
             workers = back;
             back = next;
         }
+        if (joining) {
+            joining = 0;
+            fork_joins--;
+            pthread_cond_broadcast(&sh_dev_cond);
+        }
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
         if (now.tv_sec > deadline.tv_sec ||
             (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
-            return;
+            break;
         struct sh_worker *ended = NULL;
         for (struct sh_worker **pp = &workers; *pp;) {
             struct sh_worker *w = *pp;
@@ -591,7 +609,9 @@ void sh_stream_atfork_lock(void)
             }
         }
         if (!ended)
-            return;
+            break;
+        joining = 1;
+        fork_joins++;
         pthread_mutex_unlock(&sh_dev_lock);
         while (ended) {
             struct sh_worker *next = ended->next;
@@ -604,6 +624,7 @@ void sh_stream_atfork_lock(void)
             ended = next;
         }
     }
+    pthread_setcancelstate(cancel_state, NULL);
 }
 
 void sh_stream_atfork_child(void)
@@ -629,6 +650,7 @@ void sh_stream_atfork_child(void)
         }
     }
     workers = NULL; /* the parent's threads: none of them exists here */
+    fork_joins = 0; /* other threads' forks: they do not exist here either */
     struct sh_stream **pp = &sh_streams;
     while (*pp) {
         struct sh_stream *s = *pp;

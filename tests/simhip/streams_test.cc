@@ -458,6 +458,58 @@ TEST(Fork, DoesNotWaitForAWorkerThatNeedsTheForkersLock)
     });
 }
 
+// fork() is no cancellation point: a thread with a cancel pending forks, and
+// is cancelled later (here at waitpid), not inside fork while simhip waits
+// for an ended worker (a join is a cancellation point). Cancelled there, the
+// fork never happened and the program's own fork handlers kept their locks.
+static std::atomic<int> g_forked{0};
+static void *fork_with_cancel_pending(void *)
+{
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
+    while (!g_forked.load()) // main cancels us, then sets 1
+        usleep(1000);
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, nullptr);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    g_forked = pid > 0 ? 2 : 3;
+    int status;
+    waitpid(pid, &status, 0); // the cancellation point the cancel acts at
+    g_forked = 4;
+    return nullptr;
+}
+
+TEST(Fork, IsNoCancellationPoint)
+{
+    IN_CHILD_WITH_ENV("SIMHIP_WORKER_EXIT_DELAY_MS", "300", {
+        alarm(20);
+        hipStream_t s;
+        CHILD_CHECK(hipStreamCreate(&s) == hipSuccess);
+        OrderLog log;
+        LogEntry e{&log, 1, 0};
+        CHILD_CHECK(simhipLaunchKernel(s, k_log, &e) == hipSuccess);
+        CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
+        sleep_ms(100); // the worker has ended and is in its 300 ms last steps
+        pthread_t t;
+        CHILD_CHECK(pthread_create(&t, nullptr, fork_with_cancel_pending, nullptr) == 0);
+        CHILD_CHECK(pthread_cancel(t) == 0);
+        g_forked = 1;
+        void *ret = nullptr;
+        CHILD_CHECK(pthread_join(t, &ret) == 0);
+        CHILD_CHECK(ret == PTHREAD_CANCELED);
+        if (g_forked.load() != 2)
+            fprintf(stderr, "g_forked %d: cancelled inside fork\n", g_forked.load());
+        CHILD_CHECK(g_forked.load() == 2);
+        // A fork of this thread still works.
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        int status = 0;
+        CHILD_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        CHILD_CHECK(hipStreamDestroy(s) == hipSuccess);
+    });
+}
+
 TEST(Errors, NamesStringsAndLastError)
 {
     EXPECT_STREQ(hipGetErrorName(hipSuccess), "hipSuccess");
