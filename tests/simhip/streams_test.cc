@@ -381,6 +381,21 @@ static int thread_count()
     return n;
 }
 
+// A stream whose worker ran one kernel and has ended (the 50 ms linger is
+// over after `wait_ms`); with SIMHIP_WORKER_EXIT_DELAY_MS it is in its last
+// steps.
+static hipStream_t stream_with_ended_worker(int wait_ms)
+{
+    hipStream_t s;
+    CHILD_CHECK(hipStreamCreate(&s) == hipSuccess);
+    OrderLog log;
+    LogEntry e{&log, 1, 0};
+    CHILD_CHECK(simhipLaunchKernel(s, k_log, &e) == hipSuccess);
+    CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
+    sleep_ms(wait_ms);
+    return s;
+}
+
 // A worker that has ended still runs its last steps outside the device lock
 // (joins, frees, its thread exit: allocations). A fork in their middle left
 // the child an allocator lock nobody there releases (with ASan's allocator
@@ -393,13 +408,7 @@ TEST(Fork, WaitsForEndedWorkersToBeGone)
         setenv("SIMHIP_FORK_WAIT_MS", "2000", 1);
         CHILD_CHECK(hipInit(0) == hipSuccess);
         int base = thread_count();
-        hipStream_t s;
-        CHILD_CHECK(hipStreamCreate(&s) == hipSuccess);
-        OrderLog log;
-        LogEntry e{&log, 1, 0};
-        CHILD_CHECK(simhipLaunchKernel(s, k_log, &e) == hipSuccess);
-        CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
-        sleep_ms(150); // past the 50 ms linger: the worker has ended
+        hipStream_t s = stream_with_ended_worker(150);
         CHILD_CHECK(thread_count() == base + 1); // and is in its last steps
         pid_t pid = fork();
         if (pid == 0)
@@ -412,6 +421,8 @@ TEST(Fork, WaitsForEndedWorkersToBeGone)
             fprintf(stderr, "threads after the fork: %d, before the worker: %d\n", after, base);
         CHILD_CHECK(after == base);
         // The runtime still works in the parent.
+        OrderLog log;
+        LogEntry e{&log, 2, 0};
         CHILD_CHECK(simhipLaunchKernel(s, k_log, &e) == hipSuccess);
         CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
         CHILD_CHECK(hipStreamDestroy(s) == hipSuccess);
@@ -483,13 +494,7 @@ TEST(Fork, IsNoCancellationPoint)
 {
     IN_CHILD_WITH_ENV("SIMHIP_WORKER_EXIT_DELAY_MS", "300", {
         alarm(20);
-        hipStream_t s;
-        CHILD_CHECK(hipStreamCreate(&s) == hipSuccess);
-        OrderLog log;
-        LogEntry e{&log, 1, 0};
-        CHILD_CHECK(simhipLaunchKernel(s, k_log, &e) == hipSuccess);
-        CHILD_CHECK(hipStreamSynchronize(s) == hipSuccess);
-        sleep_ms(100); // the worker has ended and is in its 300 ms last steps
+        hipStream_t s = stream_with_ended_worker(100); // in its 300 ms last steps
         pthread_t t;
         CHILD_CHECK(pthread_create(&t, nullptr, fork_with_cancel_pending, nullptr) == 0);
         CHILD_CHECK(pthread_cancel(t) == 0);
