@@ -127,6 +127,7 @@ static void do_init(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child); /* first: see "fork" above */
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
+    sp_reaper_init(); /* its stack: mapped now, before the program runs */
     sp_diag_init();
     sp_resolve_backend();
     sp_mem_hooks_init();

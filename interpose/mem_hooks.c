@@ -633,6 +633,20 @@ static int live_in(uintptr_t addr, size_t len, int block)
 
 /* ---- free / realloc -------------------------------------------------------- */
 
+/* The lock, for a hook of the program's memory calls: no thread of
+ * safepin's starts while it is held here (sp_reaper_mem_hook). */
+static void mem_lock(void)
+{
+    sp_lock();
+    sp_reaper_mem_hook(1);
+}
+
+static void mem_unlock(void)
+{
+    sp_reaper_mem_hook(0);
+    sp_unlock();
+}
+
 /* Lock held: the block [p, p+n) frees a registration, or a release is
  * pending over it. */
 static int block_involved(uintptr_t p, size_t n)
@@ -644,15 +658,15 @@ static int block_involved(uintptr_t p, size_t n)
 __attribute__((noinline)) static void free_slow(void *p, size_t n)
 {
     uintptr_t a = (uintptr_t)p;
-    sp_lock();
+    mem_lock();
     if (!sp_reg_find_overlap(a, n)) {
-        sp_unlock();
+        mem_unlock();
         real_free(p);
         return;
     }
     claim(a, n, "free", 1, 0);
     int deferred = sp_reaper_defer_free(p, n, may_wait());
-    sp_unlock();
+    mem_unlock();
     sp_reaper_kick();
     if (!deferred)
         real_free(p);
@@ -689,9 +703,9 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
     size_t old = malloc_usable_size(p);
     if (!sp_reg_maybe(a, old))
         return real_realloc(p, n);
-    sp_lock();
+    mem_lock();
     int involved = block_involved(a, old);
-    sp_unlock();
+    mem_unlock();
     if (!involved)
         return real_realloc(p, n);
     /* The new block now (realloc(p, 0) frees); the old one stays alive until
@@ -701,10 +715,10 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
         return NULL;
     if (q)
         memcpy(q, p, old < n ? old : n);
-    sp_lock();
+    mem_lock();
     claim(a, old, "realloc", 1, 0);
     int deferred = sp_reaper_defer_free(p, old, may_wait());
-    sp_unlock();
+    mem_unlock();
     sp_reaper_kick();
     if (!deferred)
         real_free(p);
@@ -720,22 +734,20 @@ SP_EARLY int sp_munmap(void *addr, size_t len)
         munmap_refused(a, len))
         return real_munmap(addr, len);
     size_t n = page_up(len);
-    sp_lock();
+    mem_lock();
     if (!sp_reg_find_overlap(a, n)) {
-        sp_unlock();
+        mem_unlock();
         return real_munmap(addr, len);
     }
-    /* Nothing safepin maps on its own (a thread, a diagnostic's memory)
-     * before the real munmap: see claim_quiet, sp_reaper_hold_start. */
+    /* Nothing safepin maps on its own (a diagnostic's memory) before the
+     * real munmap: see claim_quiet. */
     claim_ctx c;
     holes h;
     fill_holes(a, n, &h); /* removed with the span: by the calls below */
-    sp_reaper_hold_start(1);
     claim_quiet(&c, a, n, "munmap");
     sp_reaper_defer_unmap(a, n, may_wait());
-    sp_reaper_hold_start(0);
     claim_say(&c);
-    sp_unlock();
+    mem_unlock();
     sp_reaper_kick();
     return 0;
 }
@@ -796,13 +808,13 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
     if (!sp_reg_maybe(o, src_len) && !(dst_len && sp_reg_maybe(na, dst_len)))
         return real_mremap(old, old_size, new_size, flags, new_addr);
 
-    sp_lock();
+    mem_lock();
     int live = live_in(gone, gone_len, 0) + live_in(na, dst_len, 0);
-    sp_unlock();
+    mem_unlock();
     /* Registrations change only if the kernel will accept the call. */
     if (live && mremap_source_refused(o, os, moves || ns > os))
         return real_mremap(old, old_size, new_size, flags, new_addr);
-    sp_lock();
+    mem_lock();
     holes cut, dst;
     fill_holes(moves ? 0 : gone, moves ? 0 : gone_len, &cut);
     fill_holes(na, dst_len, &dst);
@@ -811,7 +823,7 @@ void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *ne
     settle(o, src_len);
     if (dst_len)
         settle(na, dst_len);
-    sp_unlock();
+    mem_unlock();
     sp_reaper_kick();
     void *q = real_mremap(old, old_size, new_size, flags, new_addr);
     if (q == MAP_FAILED) {
@@ -828,9 +840,9 @@ SP_EARLY int sp_madvise(void *addr, size_t len, int advice)
         (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
         sp_lock_held() || !sp_reg_maybe(a, len) || misaligned(a) || page_up(len) == 0)
         return real_madvise(addr, len, advice);
-    sp_lock();
+    mem_lock();
     settle(a, page_up(len));
-    sp_unlock();
+    mem_unlock();
     return real_madvise(addr, len, advice);
 }
 
@@ -844,14 +856,14 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
     if (flags & MAP_FIXED_NOREPLACE) {
         /* The kernel says whether the place is free: memory whose unmap is
          * deferred is free for the program. */
-        sp_lock();
+        mem_lock();
         settle(a, n);
-        sp_unlock();
+        mem_unlock();
         return real_mmap(addr, len, prot, flags, fd, off);
     }
-    sp_lock();
+    mem_lock();
     int live = live_in(a, n, 0);
-    sp_unlock();
+    mem_unlock();
     if (live && (flags & MAP_HUGETLB)) {
         /* A fixed huge-page mapping needs a huge-page aligned address (the
          * probe below, placed by the kernel, cannot judge that). */
@@ -872,12 +884,12 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
             return MAP_FAILED;
         syscall(SYS_munmap, probe, len); /* safepin's own probe, not the program's memory */
     }
-    sp_lock();
+    mem_lock();
     holes h;
     fill_holes(a, n, &h);
     claim(a, n, "mmap(MAP_FIXED)", 0, 0);
     settle(a, n);
-    sp_unlock();
+    mem_unlock();
     sp_reaper_kick();
     void *p = real_mmap(addr, len, prot, flags, fd, off);
     if (p == MAP_FAILED)
@@ -897,7 +909,7 @@ int sp_shmdt(const void *addr)
     size_t len = c.found ? c.end - a : sp_page_size();
     if (!sp_reg_maybe(a, len))
         return real_shmdt(addr);
-    sp_lock();
+    mem_lock();
     if (!c.found) {
         /* The mappings could not be read: the registration at a, if any,
          * stands for the segment. */
@@ -907,7 +919,7 @@ int sp_shmdt(const void *addr)
     }
     claim(a, len, "shmdt", 0, 0);
     settle(a, len);
-    sp_unlock();
+    mem_unlock();
     sp_reaper_kick();
     return real_shmdt(addr);
 }

@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -62,8 +63,8 @@ static struct {
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
     int inline_running; /* no reaper thread could start: a waiter does its work */
-    int start_held;   /* sp_reaper_hold_start's count: a release leaves the start for later */
-    int start_wanted; /* a release was made while the start was held */
+    int start_wanted; /* a start was wanted inside a memory hook */
+    int ended;        /* it ended idle (main gone): join it before the next start */
     unsigned rt_gen;  /* bumped when the runtime was unloaded */
     void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
     pthread_t thread;
@@ -92,43 +93,106 @@ static void enqueue(sp_range *r)
 static void *reaper_main(void *arg);
 static void grace_unlink(sp_range *r);
 
-/* The reaper's lifetime: started on first use (and again after it ended).
- * Once the program's main thread has ended with pthread_exit it ends
- * whenever it has no work, so it never keeps the process alive: the
- * process ends with its last thread, and the exit drain runs there. */
+/* ---- the thread's life --------------------------------------------------- *
+ * The reaper runs on a stack safepin maps once, at start-up
+ * (sp_reaper_init), before the program runs: a place safepin chose and
+ * keeps, never unmapped, so no start of the thread maps anything (glibc
+ * puts the thread's descriptor and static TLS at the top of a stack it is
+ * given). It starts at the first registration (sp_reaper_start, from a
+ * runtime hook), never inside a hook of the program's memory calls (free,
+ * munmap, fixed mmap, mremap, madvise, shmdt: sp_reaper_mem_hook): there a
+ * start is only noted (start_wanted) and made at the next runtime hook,
+ * and a memory hook that must wait meanwhile does the reaper's work itself
+ * (run_inline). Once the program's main thread has ended with pthread_exit
+ * it ends whenever it has no work, so it never keeps the process alive: the
+ * process ends with its last thread, and the exit drain runs there. An ended
+ * reaper is joined before another starts on the same stack. */
+#define REAPER_STACK (8u << 20) /* glibc's default for a thread (RLIMIT_STACK 8 MiB) */
+
+static struct {
+    void *lo;     /* the usable stack, above its guard page; NULL: none mapped */
+    size_t size;
+} S;
+
+/* Each thread's count of memory hooks it is inside (no thread starts there). */
+static __thread int tls_mem_hook __attribute__((tls_model("initial-exec")));
+
+void sp_reaper_init(void)
+{
+    if (S.lo)
+        return;
+    size_t page = sp_page_size();
+    void *m = mmap(NULL, REAPER_STACK + page, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return; /* the reaper gets a stack of glibc's when it starts */
+    if (mprotect((char *)m + page, REAPER_STACK, PROT_READ | PROT_WRITE) != 0) {
+        munmap(m, REAPER_STACK + page);
+        return;
+    }
+    S.lo = (char *)m + page;
+    S.size = REAPER_STACK;
+}
+
+void sp_reaper_mem_hook(int enter) { tls_mem_hook += enter ? 1 : -1; }
+
 static void start_reaper(void)
 {
     if (R.started)
         return;
+    if (tls_mem_hook > 0) {
+        R.start_wanted = 1; /* the next runtime hook starts it */
+        return;
+    }
+    if (R.ended) {
+        /* Its stack is free once it is joined; still on its way out: later. */
+        if (pthread_tryjoin_np(R.thread, NULL) != 0) {
+            R.start_wanted = 1;
+            return;
+        }
+        R.ended = 0;
+    }
+    pthread_attr_t attr, *ap = NULL;
+    char here;
+    int on_it = S.lo && &here >= (char *)S.lo && &here < (char *)S.lo + S.size;
+    if (S.lo && !on_it && pthread_attr_init(&attr) == 0) { /* on_it: a child forked by the reaper */
+        ap = &attr;
+        if (pthread_attr_setstack(&attr, S.lo, S.size) != 0) {
+            pthread_attr_destroy(&attr);
+            ap = NULL;
+        }
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = sp_test_fail(SP_TF_THREAD) ? EAGAIN : pthread_create(&R.thread, NULL, reaper_main, NULL);
+    int rc = sp_test_fail(SP_TF_THREAD) ? EAGAIN : pthread_create(&R.thread, ap, reaper_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (ap)
+        pthread_attr_destroy(ap);
     if (rc != 0) {
         sp_log(SP_LOG_ERROR, "runtime-error", "cannot start the reaper thread: %s", strerror(rc));
         return;
     }
     R.started = 1;
+    R.start_wanted = 0;
 }
 
-/* Lock held. The reaper is needed: started now, or once the start is no
- * longer held (sp_reaper_hold_start). */
-static void want_reaper(void)
+/* Lock held. The reaper is needed: started now, or at the next runtime
+ * hook if this thread is inside a memory hook. */
+static void want_reaper(void) { start_reaper(); }
+
+void sp_reaper_start(void)
 {
-    if (R.start_held && !R.started)
-        R.start_wanted = 1;
-    else
+    if (!R.stop && !R.abandoned)
         start_reaper();
 }
 
-void sp_reaper_hold_start(int hold)
+/* Lock held. The process ends: an ended reaper is joined (never left
+ * joinable). */
+static void join_ended(void)
 {
-    R.start_held += hold ? 1 : -1; /* nested: two threads' munmaps, a wait between */
-    if (!R.start_held && R.start_wanted) {
-        R.start_wanted = 0;
-        start_reaper();
-    }
+    if (R.ended && pthread_tryjoin_np(R.thread, NULL) == 0)
+        R.ended = 0;
 }
 
 /* ---- which sizes get a grace ------------------------------------------- *
@@ -729,10 +793,13 @@ static void *reaper_main(void *arg)
         sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){0});
     sp_lock();
     reaper_loop(0);
+    int joined_later = R.ended;
     sp_unlock();
-    /* Nothing joins it: it ends idle, or abandoned by an exit drain that
-     * gave up, and is never left joinable. */
-    pthread_detach(pthread_self());
+    /* Ended idle (main gone): the next start, or the exit, joins it, so
+     * that its stack is known free. Abandoned by an exit drain that gave
+     * up: nothing joins it, and it is never left joinable. */
+    if (!joined_later)
+        pthread_detach(pthread_self());
     return NULL;
 }
 
@@ -762,8 +829,10 @@ static void reaper_loop(int inline_mode)
     unsigned rt_gen = R.rt_gen;
     for (;;) {
         if (idle_wait(inline_mode)) {
-            if (!inline_mode)
+            if (!inline_mode) {
                 R.started = 0;
+                R.ended = 1;
+            }
             break;
         }
         if (R.abandoned)
@@ -876,6 +945,7 @@ size_t sp_reaper_exit_drain(long timeout_ms, int nowait, sp_drain_end *why)
     size_t left = drain(timeout_ms, nowait, why);
     sp_lock();
     R.exiting = 1;
+    join_ended();
     if (*why != SP_DRAIN_DONE) {
         /* What is left cannot complete before the process ends: the reaper
          * makes no further call for it (the runtime is torn down next). */

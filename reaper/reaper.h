@@ -120,14 +120,20 @@ void sp_reaper_unmap_now(uintptr_t addr, size_t len);
  * out of memory. */
 int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr);
 
-/* Lock held. hold 1: a release made from now on leaves the reaper thread
- * unstarted (a wait for it still starts it); hold 0 ends one hold 1 (they
- * nest: another thread's munmap may run while this one waits) and, with
- * none left, starts it if a release was made. For munmap: a thread started while the program's munmap is under
- * way maps its stack and thread-local blocks wherever the kernel finds
- * room, a hole of the very span the real munmap is about to empty
- * included. */
-void sp_reaper_hold_start(int hold);
+/* At start-up, before the program runs (interpose/init.c): maps the
+ * reaper's stack, the one place its thread ever uses (reaper.c, "the
+ * thread's life"). Without it the thread gets a stack of glibc's. */
+void sp_reaper_init(void);
+
+/* Lock held. Start the reaper thread if it is not running: at the first
+ * registration (core/), so that it runs before any memory hook needs it. */
+void sp_reaper_start(void);
+
+/* The calling thread enters (1) or leaves (0) a hook of the program's
+ * memory calls: no thread of safepin's starts there (DESIGN G12); a start
+ * wanted meanwhile waits for the next runtime hook, and a wait for the
+ * reaper does its work on the calling thread. Lock held or not. */
+void sp_reaper_mem_hook(int enter);
 
 /* Start the reaper if needed and make sure it looks for work (streams.c
  * handed it a destroy). Lock held; call sp_reaper_kick after unlocking. */
