@@ -984,7 +984,7 @@ void sp_diag_fork_parent(void) { sp_symbolize_fork_parent(); }
  * gone, maybe holding them). With %p in log_path, its log is its own file,
  * opened when it first says something. The records kept by the parent are
  * abandoned, not freed. */
-void sp_diag_fork_child(void)
+void sp_diag_fork_child(int prepared)
 {
     diag_pid = getpid();
     forked_child = 1;
@@ -1001,5 +1001,5 @@ void sp_diag_fork_child(void)
             close(fd);
         log_fd = -1;
     }
-    sp_symbolize_fork_child();
+    sp_symbolize_fork_child(prepared);
 }

@@ -71,13 +71,14 @@ extern sp_stats sp_stat; /* updated with __atomic builtins */
  * first line is written. */
 void sp_diag_init(void);
 
-/* diag's part of safepin's fork handlers (interpose/init.c calls them, in
+/* diag's part of safepin's fork handlers (interpose/fork.c calls them, in
  * its fixed lock order): prepare takes the symbolizer's pipe lock, parent
  * releases it; the child starts with no violations, counters, history or
- * latencies of its parent and fresh locks of its own. */
+ * latencies of its parent and fresh locks of its own (prepared: the prepare
+ * handler ran; 0 after a raw fork, whose locks another thread may hold). */
 void sp_diag_fork_prepare(void);
 void sp_diag_fork_parent(void);
-void sp_diag_fork_child(void);
+void sp_diag_fork_child(int prepared);
 
 /* Write raw bytes to the log (log_path or stderr), checking first that its
  * descriptor is still safepin's. Async-signal-safe. */

@@ -709,14 +709,17 @@ void sp_symbolize_fork_prepare(void) { pthread_mutex_lock(&pipe_lock); }
 
 void sp_symbolize_fork_parent(void) { pthread_mutex_unlock(&pipe_lock); }
 
-void sp_symbolize_fork_child(void)
+void sp_symbolize_fork_child(int prepared)
 {
     for (int i = 0; i < MAX_PIPE_FDS; i++) {
         if (pipe_fds[i])
             close(pipe_fds[i] - 1);
         pipe_fds[i] = 0;
     }
-    pthread_mutex_unlock(&pipe_lock);
+    if (prepared)
+        pthread_mutex_unlock(&pipe_lock);
+    else /* a raw fork: another thread may have held it */
+        pthread_mutex_init(&pipe_lock, NULL);
     /* The parent's other threads are gone, maybe holding these. */
     if (pthread_mutex_trylock(&cache_lock) == 0)
         pthread_mutex_unlock(&cache_lock);

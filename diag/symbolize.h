@@ -59,7 +59,7 @@ void sp_symbolize_plain(void *pc, sp_frame_info *out);
  * the child closes the pipes it inherited and starts with fresh locks. */
 void sp_symbolize_fork_prepare(void);
 void sp_symbolize_fork_parent(void);
-void sp_symbolize_fork_child(void);
+void sp_symbolize_fork_child(int prepared);
 
 /* The module that holds pc now, as dladdr says (its load base and a hash
  * of its path; zeros when none): a stack kept for later can tell whether

@@ -1,5 +1,5 @@
 /*
- * init.c - one-time initialization, fork handlers, the end of the run.
+ * init.c - one-time initialization and the end of the run (forks: fork.c).
  *
  * How a run ends:
  * - exit(): the program's atexit handlers run, then every library's ELF
@@ -55,77 +55,21 @@ static void mark_main_thread(void)
         pthread_setspecific(main_key, &main_key);
 }
 
-/* ---- fork ------------------------------------------------------------------
- *
- * fork() is safepin's own export (sp_fork): before any fork handler runs, it
- * completes the releases the program's unregisters left pending, so that the
- * child inherits the runtime state a bare run leaves (G9). Then the handlers,
- * registered before safepin makes any call into a runtime, so that the
- * child's runs first (child handlers run in registration order: another
- * library's handler may free memory, and so enter safepin's hooks):
- * - prepare (it runs last of all prepare handlers) takes safepin's locks in
- *   one order: the process lock, then diag's (the order every path takes
- *   them in); so no other thread holds them across the fork, and the
- *   registry is whole in the child;
- * - parent releases them;
- * - child releases them, keeps the extents of its parent's ranges as
- *   inherited (no call of safepin's own is ever made on them), carries out
- *   the frees and unmaps its parent deferred, and forgets the rest: the
- *   registry, the reaper, the streams. Its one thread is its main thread.
- * A fork from a signal handler that interrupted safepin's own code on this
- * thread (the lock already ours): nothing is waited for or taken, and the
- * child forgets its parent's ranges without reading them. */
-static __thread int fork_locked __attribute__((tls_model("initial-exec")));
+int sp_initialized(void) { return __atomic_load_n(&initialized, __ATOMIC_ACQUIRE); }
 
-static void fork_prepare(void)
+/* The fork child (fork.c): the exit path starts anew; its one thread is its
+ * main thread. */
+void sp_exit_fork_child(void)
 {
-    fork_locked = !sp_lock_held();
-    if (fork_locked)
-        sp_lock();
-    sp_diag_fork_prepare();
-}
-
-static void fork_parent(void)
-{
-    sp_diag_fork_parent();
-    if (fork_locked)
-        sp_unlock();
-}
-
-static void fork_child(void)
-{
-    int held = fork_locked;
-    sp_gettid_fork_child();
-    sp_lock_fork_child(held);
-    sp_diag_fork_child();
-    sp_reaper_fork_child(held); /* reads the deferred actions: before the registry goes */
-    sp_reg_fork_child(held);
-    sp_backend_fork_child();
     drain_done = 0;
     exit_done = 0;
     drain_end = SP_DRAIN_DONE;
     mark_main_thread();
 }
 
-pid_t sp_fork(void)
-{
-    sp_init();
-    if (__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) && !sp_lock_held() &&
-        sp_tls_in_hook == 0 && sp_tls_in_hostfn == 0 && !sp_reg_empty())
-        sp_reaper_fork_drain(sp_opt.drain_timeout_ms, 0);
-    pid_t (*real)(void) = sp_real.fork;
-    if (!real)
-        real = (pid_t(*)(void))sp_glibc_versioned("fork");
-    if (!real) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return real();
-}
-
 static void do_init(void)
 {
-    pthread_atfork(fork_prepare, fork_parent, fork_child); /* first: see "fork" above */
+    sp_fork_init(); /* first: see fork.c */
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_reaper_init(); /* its stack: mapped now, before the program runs */
     sp_diag_init();

@@ -62,11 +62,23 @@ void sp_exit_drain_early(void);
  * strict mode's exit status. */
 void sp_at_exit(int status, void *arg);
 
+/* Forks (fork.c): fork() is glibc's, whose handlers do safepin's work;
+ * _Fork() runs safepin's handlers around glibc's; __register_atfork and
+ * pthread_atfork wrap the prepare handler they are given (fork.c, "the
+ * wrapped prepare handlers"). sp_fork_init, at start-up: the handlers and
+ * the raw fork's watch. */
+pid_t sp_fork(void);
+pid_t sp_Fork(void);
+int sp_register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                       void *dso);
+void sp_fork_init(void);
+/* 1 once sp_init is done. */
+int sp_initialized(void);
+/* The fork child: init.c's end-of-run state starts anew. */
+void sp_exit_fork_child(void);
+
 /* _exit/_Exit and quick_exit: the report and strict mode's exit status,
  * without the drain, then the real call. */
-/* fork(): completes the pending releases first (G9; init.c, "fork"), then
- * glibc's fork. */
-pid_t sp_fork(void);
 void sp_exit_immediately(int status) __attribute__((noreturn));
 void sp_quick_exit(int status) __attribute__((noreturn));
 

@@ -253,7 +253,7 @@ static uint64_t start_release(sp_range *r)
         R.n_releasing++;
     }
     r->nest = 0;
-    rel(r)->seq = ++R.submit_seq;
+    rel(r)->seq = __atomic_add_fetch(&R.submit_seq, 1, __ATOMIC_RELAXED);
     rel(r)->no_grace = 0;
     if (sp_opt.revive && r->size >= (size_t)sp_opt.revive_grace_bytes && !grace_wanted(r->size)) {
         rel(r)->no_grace = 1;
@@ -966,6 +966,8 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
     sp_streams_sizes(&t->streams, &t->orphans);
     sp_unlock();
 }
+
+uint64_t sp_reaper_submitted(void) { return __atomic_load_n(&R.submit_seq, __ATOMIC_RELAXED); }
 
 size_t sp_reaper_fork_drain(long timeout_ms, int nowait)
 {

@@ -218,6 +218,10 @@ void sp_reaper_table_sizes(sp_table_sizes *t);
  * the releases left. */
 size_t sp_reaper_fork_drain(long timeout_ms, int nowait);
 
+/* How many releases were ever submitted (a fork's prepare handlers: did
+ * one start releases?). No lock needed. */
+uint64_t sp_reaper_submitted(void);
+
 /* Fork handler (after the registry's): the child carries out the frees and
  * unmaps its parent deferred (see reaper.c), forgets the reaper and the
  * streams; a new reaper starts on first use. consistent: the parent held

@@ -3,6 +3,7 @@
  * lock.h for what it guards).
  */
 #include "lock.h"
+#include "forkwatch.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +37,17 @@ static void lock_once(void)
     pthread_once(&g_once, init_lock);
 }
 
+/* A child of a fork no handler of safepin's saw (forkwatch.h): whether the
+ * lock was free at the fork decides what the child may keep of its
+ * parent's state; the recovery runs before this thread takes it. */
+__attribute__((noinline)) static void lock_fork_unseen(void)
+{
+    int was_free = pthread_mutex_trylock(&g_lock) == 0;
+    if (was_free)
+        pthread_mutex_unlock(&g_lock);
+    sp_forkwatch_recover(was_free);
+}
+
 /* Takes the mutex (initializing it on first use). Not recursive.
  * Cancellation is disabled while the lock is held: no cancellation point
  * reached under it (the condvar waits, a diagnostic's write, the symbolizer)
@@ -45,6 +57,8 @@ void sp_lock(void)
 {
     int old;
 
+    if (__builtin_expect(sp_forkwatch_unseen(), 0))
+        lock_fork_unseen();
     lock_once();
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     /* Set before taking the mutex, cleared after releasing it: a signal

@@ -93,6 +93,12 @@ two_dev_free_blocking  legacy:early-read,current:clean,rocm7:clean              
 two_dev_free_nonblocking legacy:early-read,current:clean,rocm7:clean                        !api-error
 two_dev_free_per_thread legacy:early-read,current:clean,rocm7:clean                         !api-error
 two_dev_launches       legacy:early-read,current:clean,rocm7:clean                          !api-error
+fixed_map_many_holes   legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+remap_after_munmap     legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!api-error
+daemon_fork            legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+atfork_unregister      legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+fork_raw               legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+fork_raw_threads       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!runtime-error
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
@@ -103,6 +109,11 @@ two_dev_launches       legacy:early-read,current:clean,rocm7:clean              
 # from ROCm 5.6, whose unregister waits for every device. two_dev_launches
 # also checks that another thread's launches on both devices complete while
 # that unregister waits: "stalled: ..." otherwise.)
+# (fixed_map_many_holes ... fork_raw_threads, clean bare, check that
+# safepin's own thread, stack and forks stay out of the program's way, G12:
+# a MAP_FIXED over a span with more holes than safepin fills, an address
+# unmapped and mapped again, daemon(), a prepare handler that unregisters,
+# _Fork() and raw fork system calls, one of them beside threads in hooks.)
 # (relaxed_unregister_in_capture, clean bare from ROCm 5.6, checks that
 # safepin's own waits never break another thread's global capture: from
 # ROCm 7.0, the rocm7 personality, an event query made without relaxed mode
@@ -132,7 +143,7 @@ fork_pending_child    current   unregister=async:drain_timeout_ms=1  clean
 fork_pending_child    rocm7     unregister=async:drain_timeout_ms=1  clean
 '
 # Run LEGACY_REPEAT times in a row under safepin (one TAP line per loop).
-REPEAT='churn_two_threads attr_race'
+REPEAT='churn_two_threads attr_race fixed_map_many_holes remap_after_munmap daemon_fork atfork_unregister fork_raw fork_raw_threads'
 #
 # Evidence kinds (all matched in the program's combined stdout+stderr):
 #   fault       the ROCm fault line "Memory access fault by GPU node-1 (Agent
