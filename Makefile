@@ -109,6 +109,7 @@ DLVSYM_NEXT := $(B)/tests/reach/libdlvsym_next.so $(B)/tests/reach/libdlvsym_nex
 ALLOC_SRC  := $(wildcard tests/allocators/*.c)
 ALLOC_BIN  := $(patsubst tests/allocators/%.c,$(B)/tests/allocators/%,$(ALLOC_SRC))
 BADIN_BIN  := $(B)/tests/badinput/badinput
+STACK_BIN  := $(B)/tests/stack/stack_hooks_hip $(B)/tests/stack/stack_hooks_cuda
 UNIT_SRC   := $(wildcard tests/unit/*.cc)
 UNIT_BIN   := $(B)/tests/unit_tests
 SIMT_SRC   := $(wildcard tests/simhip/*.cc)
@@ -135,7 +136,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb wheel clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(RELOAD_LIBS) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(UNIT_BIN) $(UCORE_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(RELOAD_LIBS) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(STACK_BIN) $(UNIT_BIN) $(UCORE_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -305,6 +306,16 @@ $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h simcuda/unmodelled.inc $(SC_LIB
 	@mkdir -p $(dir $@)
 	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) -Isimcuda $(SCT_SRC) -o $@ -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
+
+# The stack each hook uses (tests/stack): one program, for HIP and for the
+# CUDA driver API.
+$(B)/tests/stack/stack_hooks_hip: tests/stack/stack_hooks.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+$(B)/tests/stack/stack_hooks_cuda: tests/stack/stack_hooks.c simcuda/simcuda.h simcuda/cuda_min.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -DSTACK_CUDA -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1 -ldl
 
 $(B)/tests/legacy/%: tests/legacy/%.c tests/legacy/legacy.h tests/legacy/legacy_fork.h tests/legacy/two_devices.h tests/common/hip_check.h tests/common/check.h tests/common/late_work.h simhip/simhip.h
 	@mkdir -p $(dir $@)

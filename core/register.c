@@ -89,10 +89,11 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             *e = 0;
             return SETTLED_ANSWERED;
         }
-        const char *cannot_wait = NULL;
+        const char *cannot_wait, *waits_for;
         if (sp_tls_in_hostfn) {
             /* Waiting here could wait for this very host function. */
-            cannot_wait = "from a host function overlaps 0x%lx, whose release is pending";
+            cannot_wait = "from a host function";
+            waits_for = "is pending";
         } else {
             SP_COUNT(waits_for_release);
             if (!sp_streams_thread_captures()) {
@@ -102,12 +103,12 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             if (sp_reaper_wait_range_unless_capture(r->base, r->id) >= 0)
                 continue;
             /* The release waits for a capture to end, maybe this thread's. */
-            cannot_wait = "during this thread's capture overlaps 0x%lx, whose release waits "
-                          "for a capture to end";
+            cannot_wait = "during this thread's capture";
+            waits_for = "waits for a capture to end";
         }
-        char why[128];
-        snprintf(why, sizeof(why), cannot_wait, (unsigned long)r->base);
-        sp_diag(SP_OVERLAPPING_REGISTER, r, "%s(%p, %zu)%s %s: %s", c->name, p, size, sp_core_via(o, c), why,
+        /* Formatted by sp_diag, on safepin's stack (G12). */
+        sp_diag(SP_OVERLAPPING_REGISTER, r, "%s(%p, %zu)%s %s overlaps 0x%lx, whose release %s: %s",
+                c->name, p, size, sp_core_via(o, c), cannot_wait, (unsigned long)r->base, waits_for,
                 o->code_name(o->err_already_registered));
         *e = o->err_already_registered;
         return SETTLED_ANSWERED;

@@ -101,19 +101,31 @@ sp_CUcontext sp_cu_current_ctx(void)
 __thread void *sp_cu_caller;
 __thread int sp_cu_via_runtime;
 
+/* " (call)" into buf, without printf's stack (the hook's thread may be
+ * small: G12). */
+static const char *entry_name(char *buf, size_t n, const char *call)
+{
+    size_t l = strlen(call);
+    if (l > n - 4)
+        l = n - 4;
+    buf[0] = ' ';
+    buf[1] = '(';
+    memcpy(buf + 2, call, l);
+    buf[2 + l] = ')';
+    buf[3 + l] = '\0';
+    return buf;
+}
+
 const char *sp_cu_entry(const char *runtime_call)
 {
     static __thread char buf[64];
     Dl_info di;
     if (!runtime_call)
         return "";
-    if (sp_cu_via_runtime) {
-        snprintf(buf, sizeof(buf), " (%s)", runtime_call);
-        return buf;
-    }
+    if (sp_cu_via_runtime)
+        return entry_name(buf, sizeof(buf), runtime_call);
     if (!sp_cu_caller || !dladdr(sp_cu_caller, &di) || !di.dli_fname ||
         !strstr(di.dli_fname, "libcudart"))
         return "";
-    snprintf(buf, sizeof(buf), " (%s)", runtime_call);
-    return buf;
+    return entry_name(buf, sizeof(buf), runtime_call);
 }

@@ -3,6 +3,7 @@
  * history: history.c).
  */
 #include "diag.h"
+#include "ownstack.h"
 #include "registry.h"
 #include "stack.h"
 #include "suppress.h"
@@ -262,8 +263,11 @@ static uint64_t count_code(sp_code c, int violation)
     return __atomic_add_fetch(&sp_stat.code_count[c], 1, __ATOMIC_RELAXED);
 }
 
-/* One log line; counted: it is also counted as a runtime-error. */
-static void vlog(int print, int counted, const char *code, const char *fmt, va_list ap)
+/* One log line; counted: it is also counted as a runtime-error, here (taken)
+ * its stack, captured by the caller on its own stack. Runs on safepin's
+ * stack (sp_log switches). */
+static void vlog(int print, int counted, const char *code, sp_site *here, const char *fmt,
+                 va_list ap)
 {
     int cancel; /* write() is a cancellation point; callers may hold locks */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
@@ -276,11 +280,10 @@ static void vlog(int print, int counted, const char *code, const char *fmt, va_l
         o = sizeof(buf) - 2;
     buf[o++] = '\n';
     if (counted && sp_supp_wanted(SP_RUNTIME_ERROR)) {
-        sp_site *here = sp_site_capture();
         const sp_site *stacks[1] = {here};
         int s = sp_supp_match(SP_RUNTIME_ERROR, stacks, 1);
-        sp_site_free(here);
         if (s >= 0) {
+            sp_site_free(here);
             tls_diags++;
             sp_supp_hit(s, SP_RUNTIME_ERROR);
             pthread_setcancelstate(cancel, NULL);
@@ -292,12 +295,33 @@ static void vlog(int print, int counted, const char *code, const char *fmt, va_l
     if (counted) {
         buf[o - 1] = '\0';
         count_code(SP_RUNTIME_ERROR, 1);
-        keep_violation(SP_RUNTIME_ERROR, buf + at, sp_site_capture(), NULL);
+        keep_violation(SP_RUNTIME_ERROR, buf + at, here, NULL);
+    } else {
+        sp_site_free(here);
     }
     pthread_setcancelstate(cancel, NULL);
 }
 
-void sp_log(int level, const char *code, const char *fmt, ...)
+/* The work of a log line or a diagnostic, handed to safepin's own stack:
+ * the arguments stay where the caller put them (its va_list points there). */
+typedef struct log_call {
+    int print, counted;
+    const char *code;
+    sp_site *here;
+    const char *fmt;
+    va_list *ap;
+} log_call;
+
+static void vlog_own(void *p)
+{
+    log_call *l = p;
+    va_list ap;
+    va_copy(ap, *l->ap);
+    vlog(l->print, l->counted, l->code, l->here, l->fmt, ap);
+    va_end(ap);
+}
+
+__attribute__((noinline)) void sp_log(int level, const char *code, const char *fmt, ...)
 {
     /* A runtime-error line counts as that code (codes, counters and
      * violations): one count per line, printed or not. */
@@ -305,9 +329,11 @@ void sp_log(int level, const char *code, const char *fmt, ...)
     int print = level <= sp_opt.log_level || !sp_opt.log[0];
     if (!print && !counted)
         return;
+    log_call l = {print, counted, code, counted ? sp_site_capture() : NULL, fmt, NULL};
     va_list ap;
     va_start(ap, fmt);
-    vlog(print, counted, code, fmt, ap);
+    l.ap = &ap;
+    sp_call_on_own_stack(vlog_own, &l);
     va_end(ap);
 }
 
@@ -318,7 +344,7 @@ static void log_counted(const char *code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(1, 0, code, fmt, ap);
+    vlog(1, 0, code, NULL, fmt, ap);
     va_end(ap);
 }
 
@@ -502,19 +528,22 @@ static void print_generated(sp_code c, const sp_site *here, const struct sp_rang
                     sp_opt.backtrace, code_table[c].name, code_table[c].name);
 }
 
-void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
+/* The work of sp_diag, on safepin's stack; here (taken): the stack the
+ * caller captured, or NULL. */
+static void diag_body(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt,
+                      va_list ap)
 {
     sp_supp_flush(); /* what is wrong in the suppressions files comes first */
     /* leak_check=off: nothing said, nothing counted. */
-    if (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF)
+    if (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF) {
+        sp_site_free(here);
         return;
+    }
     int cancel; /* symbolizing reads, polls and waits: cancellation points */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 
     /* Suppressed: counted as such, by suppression, and nothing else. */
-    sp_site *here = NULL;
     if (sp_supp_wanted(c)) {
-        here = sp_site_capture();
         const sp_site *stacks[2] = {here, r ? sp_sites(r)->reg : NULL};
         int s = sp_supp_match(c, stacks, 2);
         if (s >= 0) {
@@ -532,18 +561,13 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     uint64_t nth = count_code(c, violation);
 
     char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     if (c == SP_LEAK_AT_EXIT && !violation) {
         size_t l = strlen(msg);
         snprintf(msg + l, sizeof(msg) - l, " (leak_check=report: not a violation)");
     }
 
     int print = code_table[c].level <= sp_opt.log_level && nth <= (uint64_t)sp_opt.max_repeats;
-    if (!here && (print || violation))
-        here = sp_site_capture();
 
     if (print) {
         log_counted(code_table[c].name, "%s", msg);
@@ -569,6 +593,62 @@ void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     else
         sp_site_free(here);
     pthread_setcancelstate(cancel, NULL);
+}
+
+/* Whether sp_diag(c) will want the stack where it is called: the caller
+ * captures it, on its own stack, before the rest runs on safepin's. A code
+ * past max_repeats that is no violation is not printed: no stack (a race
+ * at that edge prints one line without its "at" stack). */
+static int diag_wants_site(sp_code c)
+{
+    if (sp_opt.backtrace <= 0 || (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF))
+        return 0;
+    return code_table[c].violation || sp_supp_wanted(c) ||
+           (code_table[c].level <= sp_opt.log_level &&
+            SP_STAT(code_count[c]) < (uint64_t)sp_opt.max_repeats);
+}
+
+typedef struct diag_call {
+    sp_code c;
+    const struct sp_range *r;
+    sp_site *here;
+    const char *fmt;
+    va_list *ap;
+} diag_call;
+
+static void diag_own(void *p)
+{
+    diag_call *d = p;
+    va_list ap;
+    va_copy(ap, *d->ap);
+    diag_body(d->c, d->r, d->here, d->fmt, ap);
+    va_end(ap);
+}
+
+/* noinline: sp_site_capture counts the frames above the program's. */
+__attribute__((noinline)) void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
+{
+    diag_call d = {c, r, diag_wants_site(c) ? sp_site_capture() : NULL, fmt, NULL};
+    va_list ap;
+    va_start(ap, fmt);
+    d.ap = &ap;
+    sp_call_on_own_stack(diag_own, &d);
+    va_end(ap);
+}
+
+__attribute__((noinline)) sp_site *sp_diag_site(sp_code c)
+{
+    return diag_wants_site(c) ? sp_site_capture() : NULL;
+}
+
+void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt, ...)
+{
+    diag_call d = {c, r, here, fmt, NULL};
+    va_list ap;
+    va_start(ap, fmt);
+    d.ap = &ap;
+    sp_call_on_own_stack(diag_own, &d);
+    va_end(ap);
 }
 
 /* ---- release latencies ---------------------------------------------- */
@@ -908,7 +988,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     }
 }
 
-void sp_diag_finish(int exit_status)
+static void finish_body(int exit_status)
 {
     sp_supp_flush();
     uint64_t n = __atomic_load_n(&lat_n, __ATOMIC_RELAXED);
@@ -970,6 +1050,10 @@ void sp_diag_finish(int exit_status)
     if (report_wanted())
         write_report(exit_status, p50, p90, p99, max, n);
 }
+
+static void finish_own(void *p) { finish_body(*(int *)p); }
+
+void sp_diag_finish(int exit_status) { sp_call_on_own_stack(finish_own, &exit_status); }
 
 /* ---- fork ---------------------------------------------------------------- */
 

@@ -96,7 +96,10 @@ int sp_fd_move_high(int fd);
 
 /* A plain log line at level; code is a word printed after "safepin:". A
  * "runtime-error" line is counted as that diagnostic code. Not a
- * cancellation point. */
+ * cancellation point. The line is formatted and written on safepin's own
+ * stack (util/ownstack.h), as every diagnostic and the report are: the
+ * caller's stack only holds the arguments (and, for a runtime-error, the
+ * stack captured where it was called). */
 void sp_log(int level, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -122,6 +125,15 @@ void sp_diag_runtime_used(int rt);
 
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* sp_diag in two steps, for a caller with work of its own to do on
+ * safepin's stack before it reports (runtime/api_error.c): sp_diag_site
+ * captures the caller's stack if a diagnostic of code c will want it
+ * (NULL otherwise), on the caller's stack; sp_diag_at, from anywhere (on
+ * safepin's stack too), reports with that stack (taken). */
+sp_site *sp_diag_site(sp_code c);
+void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* How many diagnostics (any code, printed or not) this thread has counted:
  * a hook's "did safepin say something of its own about this call". */

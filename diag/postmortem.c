@@ -11,6 +11,7 @@
  * never held up for long.
  */
 #include "diag.h"
+#include "ownstack.h"
 #include "util.h"
 
 #include <dlfcn.h>
@@ -74,6 +75,21 @@ static void postmortem(int sig, siginfo_t *info)
     say(buf);
 }
 
+/* On safepin's stack when it is free: the faulting thread's own may be
+ * small or nearly used up. Never waits for it: the thread that holds it may
+ * itself have faulted, and wait below for this one's post-mortem to end
+ * (what runs here is written for small stacks: static buffers). */
+typedef struct pm_call {
+    int sig;
+    siginfo_t *info;
+} pm_call;
+
+static void postmortem_own(void *p)
+{
+    pm_call *c = p;
+    postmortem(c->sig, c->info);
+}
+
 static void handler(int sig, siginfo_t *info, void *uctx)
 {
     int i = sig_index(sig);
@@ -84,7 +100,8 @@ static void handler(int sig, siginfo_t *info, void *uctx)
             break;
         if (__atomic_compare_exchange_n(&pm_owner, &owner, me, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
-            postmortem(sig, info);
+            pm_call c = {sig, info};
+            sp_call_on_own_stack_if_free(postmortem_own, &c);
             __atomic_store_n(&pm_done, 1, __ATOMIC_RELEASE);
             break;
         }

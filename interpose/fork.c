@@ -38,6 +38,7 @@
  */
 #include "internal.h"
 #include "forkwatch.h"
+#include "ownstack.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -88,6 +89,7 @@ static void fork_parent(void)
 static void child_common(int held, int handlers)
 {
     sp_gettid_fork_child();
+    sp_ownstack_fork_child();
     sp_lock_fork_child(held);
     sp_diag_fork_child(handlers);
     sp_reaper_fork_child(held); /* reads the deferred actions: before the registry goes */

@@ -18,6 +18,7 @@
  */
 #include "internal.h"
 #include "cuda_hooks.h"
+#include "ownstack.h"
 #include "runtime.h"
 
 #include <errno.h>
@@ -70,6 +71,8 @@ void sp_exit_fork_child(void)
 static void do_init(void)
 {
     sp_fork_init(); /* first: see fork.c */
+    /* The stack diagnostics run on (G12): mapped now, never in a hook. */
+    sp_ownstack_init();
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));
     sp_reaper_init(); /* its stack: mapped now, before the program runs */
     sp_diag_init();

@@ -23,6 +23,7 @@
  *     run at once, and the real call follows.
  */
 #include "internal.h"
+#include "ownstack.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +35,14 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* safepin's own code calls: under the process lock, or on safepin's stack
+ * (util/ownstack.h, where libc's own frees come from the report's stdio).
+ * They pass through. */
+__attribute__((no_sanitize_address)) static inline int sp_self(void)
+{
+    return sp_lock_held() || sp_ownstack_held();
+}
 
 extern void *__libc_realloc(void *, size_t);
 
@@ -290,7 +299,7 @@ static int parse_vma(const char *s, const char *e, vma *v)
 /* Call fn for each mapping of the process, in address order, until it
  * returns nonzero (returned). -1 if the mappings cannot be read. Allocates
  * nothing; the descriptor is safepin's own for the call. */
-static int maps_walk(int (*fn)(const vma *v, void *arg), void *arg)
+static int maps_walk_here(int (*fn)(const vma *v, void *arg), void *arg)
 {
     int saved = errno;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -329,6 +338,27 @@ static int maps_walk(int (*fn)(const vma *v, void *arg), void *arg)
     close(fd);
     errno = saved;
     return rc;
+}
+
+/* maps_walk_here on safepin's stack (util/ownstack.h): its buffer is 4 KiB,
+ * and the program's thread may have only PTHREAD_STACK_MIN. */
+typedef struct maps_walk_call {
+    int (*fn)(const vma *v, void *arg);
+    void *arg;
+    int rc;
+} maps_walk_call;
+
+static void maps_walk_own(void *p)
+{
+    maps_walk_call *c = p;
+    c->rc = maps_walk_here(c->fn, c->arg);
+}
+
+static int maps_walk(int (*fn)(const vma *v, void *arg), void *arg)
+{
+    maps_walk_call c = {fn, arg, -1};
+    sp_call_on_own_stack(maps_walk_own, &c);
+    return c.rc;
 }
 
 typedef struct find_ctx {
@@ -679,7 +709,7 @@ __attribute__((noinline)) static void free_slow(void *p, size_t n)
 __attribute__((noinline)) static void free_filtered(void *p)
 {
     size_t n = malloc_usable_size(p);
-    if (LIKELY(!sp_reg_maybe((uintptr_t)p, n)) || sp_lock_held()) {
+    if (LIKELY(!sp_reg_maybe((uintptr_t)p, n)) || sp_self()) {
         real_free(p); /* lock held: a free made inside safepin, never ours */
         return;
     }
@@ -697,7 +727,7 @@ SP_EARLY void sp_free(void *p)
 
 SP_EARLY void *sp_realloc(void *p, size_t n)
 {
-    if (LIKELY(sp_reg_empty()) || !p || sp_lock_held())
+    if (LIKELY(sp_reg_empty()) || !p || sp_self())
         return real_realloc(p, n);
     uintptr_t a = (uintptr_t)p;
     size_t old = malloc_usable_size(p);
@@ -730,7 +760,7 @@ SP_EARLY void *sp_realloc(void *p, size_t n)
 SP_EARLY int sp_munmap(void *addr, size_t len)
 {
     uintptr_t a = (uintptr_t)addr;
-    if (LIKELY(sp_reg_empty()) || sp_lock_held() || !sp_reg_maybe(a, len) ||
+    if (LIKELY(sp_reg_empty()) || sp_self() || !sp_reg_maybe(a, len) ||
         munmap_refused(a, len))
         return real_munmap(addr, len);
     size_t n = page_up(len);
@@ -787,7 +817,7 @@ static int mremap_source_refused(uintptr_t old, size_t os, int moves_or_grows)
 void *sp_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
 {
     uintptr_t o = (uintptr_t)old, na = (uintptr_t)new_addr;
-    if (LIKELY(sp_reg_empty()) || sp_lock_held() ||
+    if (LIKELY(sp_reg_empty()) || sp_self() ||
         mremap_args_refused(o, old_size, new_size, flags, na))
         return real_mremap(old, old_size, new_size, flags, new_addr);
     size_t os = page_up(old_size), ns = page_up(new_size);
@@ -838,7 +868,7 @@ SP_EARLY int sp_madvise(void *addr, size_t len, int advice)
     uintptr_t a = (uintptr_t)addr;
     if (LIKELY(sp_reg_empty()) ||
         (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE) ||
-        sp_lock_held() || !sp_reg_maybe(a, len) || misaligned(a) || page_up(len) == 0)
+        sp_self() || !sp_reg_maybe(a, len) || misaligned(a) || page_up(len) == 0)
         return real_madvise(addr, len, advice);
     mem_lock();
     settle(a, page_up(len));
@@ -850,7 +880,7 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 {
     uintptr_t a = (uintptr_t)addr;
     if (LIKELY(!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) || sp_reg_empty() ||
-        sp_lock_held() || !sp_reg_maybe(a, len) || fixed_mmap_refused(a, len, off))
+        sp_self() || !sp_reg_maybe(a, len) || fixed_mmap_refused(a, len, off))
         return real_mmap(addr, len, prot, flags, fd, off);
     size_t n = page_up(len);
     if (flags & MAP_FIXED_NOREPLACE) {
@@ -900,7 +930,7 @@ SP_EARLY void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 int sp_shmdt(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
-    if (LIKELY(sp_reg_empty()) || sp_lock_held() || misaligned(a))
+    if (LIKELY(sp_reg_empty()) || sp_self() || misaligned(a))
         return real_shmdt(addr);
     shm_ctx c = {a, 0, 0, 0};
     int rc = maps_walk(find_shm, &c);

@@ -6,6 +6,7 @@
 #include "diag.h"
 #include "lock.h"
 #include "options.h"
+#include "ownstack.h"
 #include "runtime.h"
 
 #include <errno.h>
@@ -66,17 +67,36 @@ static void format_args(char *buf, size_t size, const sp_api_arg *a, int n)
     }
 }
 
-/* The line itself; nothing it calls counts as the program's. */
-static void emit(const char *call, const char *args, const char *note, const char *answer,
-                 const char *whose)
+/* The line itself, formatted on safepin's stack (diag's sp_diag_at); here:
+ * the stack captured on the program's. */
+typedef struct api_line {
+    const char *call, *note, *whose, *result;
+    const sp_api_arg *args;
+    int n;
+    const char *(*error_name)(int);
+    int code;   /* the runtime's answer; or */
+    int err;    /* libc's errno (result set) */
+    sp_site *here;
+} api_line;
+
+static void emit_own(void *p)
 {
-    int saved = errno;
-    tls_depth++;
-    sp_diag(SP_API_ERROR, NULL,
-            "%s(%s)%s: %s, %s answer to the program's arguments, passed through", call, args,
-            note, answer, whose);
+    api_line *l = p;
+    char a[192], answer[96];
+    format_args(a, sizeof(a), l->args, l->n);
+    if (!l->result) {
+        const char *name = l->error_name ? l->error_name(l->code) : NULL;
+        snprintf(answer, sizeof(answer), "%s (%d)", name ? name : "error", l->code);
+    } else if (l->err) {
+        const char *name = strerrorname_np(l->err);
+        snprintf(answer, sizeof(answer), "%s, errno %s (%d)", l->result, name ? name : "?", l->err);
+    } else {
+        snprintf(answer, sizeof(answer), "%s", l->result);
+    }
+    tls_depth++; /* nothing it calls counts as the program's */
+    sp_diag_at(SP_API_ERROR, NULL, l->here, "%s(%s)%s: %s, %s answer to the program's arguments, passed through",
+               l->call, a, l->note, answer, l->whose);
     tls_depth--;
-    errno = saved;
 }
 
 void sp_api_failed(const sp_api_call *c, int rt, const char *call, const char *note, int code,
@@ -87,12 +107,10 @@ void sp_api_failed(const sp_api_call *c, int rt, const char *call, const char *n
         is_state_error(o, code) || sp_diag_thread_count() != c->diags)
         return;
     int saved = errno;
-    char a[192], answer[96];
-    format_args(a, sizeof(a), args, n);
-    const char *name = o->error_name ? o->error_name(code) : NULL;
-    snprintf(answer, sizeof(answer), "%s (%d)", name ? name : "error", code);
+    api_line l = {call, note ? note : "", o->whose ? o->whose : "the runtime's", NULL, args, n,
+                  o->error_name, code, 0, sp_diag_site(SP_API_ERROR)};
+    sp_call_on_own_stack(emit_own, &l);
     errno = saved;
-    emit(call, a, note ? note : "", answer, o->whose ? o->whose : "the runtime's");
 }
 
 void sp_api_libc_failed(const char *call, const char *result, int err, int fault,
@@ -100,13 +118,8 @@ void sp_api_libc_failed(const char *call, const char *result, int err, int fault
 {
     if (!fault || !sp_opt.api_errors || tls_depth != 0 || sp_lock_held())
         return;
-    char a[192], answer[96];
-    format_args(a, sizeof(a), args, n);
-    const char *name = err ? strerrorname_np(err) : NULL;
-    if (err)
-        snprintf(answer, sizeof(answer), "%s, errno %s (%d)", result, name ? name : "?", err);
-    else
-        snprintf(answer, sizeof(answer), "%s", result);
-    emit(call, a, "", answer, "the system's");
+    api_line l = {call, "", "the system's", result, args, n, NULL, 0, err,
+                  sp_diag_site(SP_API_ERROR)};
+    sp_call_on_own_stack(emit_own, &l);
     errno = err;
 }

@@ -2,6 +2,7 @@
  * maps.c - the process's mappings, read from /proc/self/maps (see maps.h).
  */
 #include "maps.h"
+#include "ownstack.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ static int parse_line(const char *s, uintptr_t *lo, uintptr_t *hi, int *ok, int 
     return 0;
 }
 
-int sp_maps_pinnable(uintptr_t addr, size_t len, int read_only_ok)
+static int pinnable(uintptr_t addr, size_t len, int read_only_ok)
 {
     if (len == 0)
         return 1;
@@ -73,4 +74,25 @@ int sp_maps_pinnable(uintptr_t addr, size_t len, int read_only_ok)
 done:
     syscall(SYS_close, fd);
     return verdict;
+}
+
+/* The walk's buffer is on safepin's stack (util/ownstack.h): a register
+ * refused on a PTHREAD_STACK_MIN thread has no 4 KiB to spare. */
+typedef struct pinnable_call {
+    uintptr_t addr;
+    size_t len;
+    int read_only_ok, verdict;
+} pinnable_call;
+
+static void pinnable_own(void *p)
+{
+    pinnable_call *c = p;
+    c->verdict = pinnable(c->addr, c->len, c->read_only_ok);
+}
+
+int sp_maps_pinnable(uintptr_t addr, size_t len, int read_only_ok)
+{
+    pinnable_call c = {addr, len, read_only_ok, -1};
+    sp_call_on_own_stack(pinnable_own, &c);
+    return c.verdict;
 }
