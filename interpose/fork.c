@@ -52,11 +52,11 @@ static __thread int fork_begun __attribute__((tls_model("initial-exec")));
 /* Complete the releases pending now (before any handler, or after one that
  * made more), where waiting is possible: not in a hook or under the lock
  * (a signal handler that interrupted safepin), not in a host function. */
-static void complete_pending(void)
+static void complete_pending(uint64_t upto)
 {
     if (sp_initialized() && !sp_lock_held() && sp_tls_in_hook == 0 && sp_tls_in_hostfn == 0 &&
         !sp_reg_empty())
-        sp_reaper_fork_drain(sp_opt.drain_timeout_ms, 0);
+        sp_reaper_fork_drain(sp_opt.drain_timeout_ms, 0, upto);
 }
 
 static void fork_begin(void)
@@ -64,7 +64,7 @@ static void fork_begin(void)
     if (fork_begun)
         return;
     fork_begun = 1;
-    complete_pending();
+    complete_pending(0);
 }
 
 static void fork_prepare(void)
@@ -163,8 +163,9 @@ static void run_wrapped(int i)
     fork_begin();
     uint64_t before = sp_reaper_submitted();
     __atomic_load_n(&wrapped[i], __ATOMIC_ACQUIRE)();
-    if (sp_reaper_submitted() != before)
-        complete_pending();
+    uint64_t after = sp_reaper_submitted();
+    if (after != before) /* the handler's own releases, no other thread's */
+        complete_pending(after);
 }
 
 #define W(a, b) static void wrap_##a##_##b(void) { run_wrapped(a * 8 + b); }

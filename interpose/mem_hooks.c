@@ -766,6 +766,9 @@ SP_EARLY int sp_munmap(void *addr, size_t len)
     size_t n = page_up(len);
     mem_lock();
     if (!sp_reg_find_overlap(a, n)) {
+        /* A deferred unmap still to run there would take what the kernel
+         * maps there next: it runs first. */
+        settle(a, n);
         mem_unlock();
         return real_munmap(addr, len);
     }

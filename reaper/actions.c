@@ -23,6 +23,8 @@ typedef struct sp_action {
     uint64_t max_id;  /* ranges with a higher id came later: never waited for */
     int rt;           /* DEVFREE: the runtime whose device free it is (runtime.h) */
     void *place;      /* DEVFREE: the CUDA context current at the call */
+    uintptr_t sh_addr; /* its shadow span in the registry (sp_reg_shadow) */
+    size_t sh_len;
     unsigned ready : 1;   /* nothing left to wait for: the reaper runs it */
     unsigned running : 1; /* being run by the reaper, outside the lock */
     struct sp_action *next;
@@ -42,10 +44,22 @@ static int overlaps(uintptr_t a, size_t alen, uintptr_t b, size_t blen)
 
 static int real_unmap(uintptr_t a, size_t len) { return sp_libc_munmap((void *)a, len); }
 
+/* The registry's filter keeps the action's span in view of the memory
+ * hooks until it has run, though the range it waited for is gone: a fixed
+ * mapping, a munmap or a MAP_FIXED_NOREPLACE there waits for it (settle). */
 static void push_action(sp_action *a)
 {
+    a->sh_addr = a->addr;
+    a->sh_len = a->len;
+    sp_reg_shadow(a->sh_addr, a->sh_len, 1);
     a->next = A.actions;
     A.actions = a;
+}
+
+static void shadow_off(sp_action *a)
+{
+    sp_reg_shadow(a->sh_addr, a->sh_len, -1);
+    a->sh_len = 0;
 }
 
 void sp_reaper_claim(sp_range *r)
@@ -222,8 +236,10 @@ static void unlink_action(sp_action *a)
     sp_action **pp = &A.actions;
     while (*pp && *pp != a)
         pp = &(*pp)->next;
-    if (*pp)
+    if (*pp) {
         *pp = a->next;
+        shadow_off(a);
+    }
 }
 
 void sp_reaper_unmap_now(uintptr_t addr, size_t len)
@@ -334,6 +350,7 @@ void sp_actions_drop(const sp_range *r)
         if (!a->running && a->max_id >= r->id &&
             overlaps(a->w_addr, a->w_len, r->base, r->size)) {
             *pp = a->next;
+            shadow_off(a);
             sp_mem_free(a);
         } else {
             pp = &a->next;

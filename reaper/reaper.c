@@ -65,6 +65,7 @@ static struct {
     int inline_running; /* no reaper thread could start: a waiter does its work */
     int start_wanted; /* a start was wanted inside a memory hook */
     int ended;        /* it ended idle (main gone): join it before the next start */
+    int warm;         /* the started thread has made its first allocations */
     unsigned rt_gen;  /* bumped when the runtime was unloaded */
     void (*idle_fn)(void); /* run once the reaper has no work (lock not held) */
     pthread_t thread;
@@ -164,6 +165,7 @@ static void start_reaper(void)
     }
     sigset_t all, old;
     sigfillset(&all);
+    R.warm = 0;
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = sp_test_fail(SP_TF_THREAD) ? EAGAIN : pthread_create(&R.thread, ap, reaper_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -175,6 +177,13 @@ static void start_reaper(void)
     }
     R.started = 1;
     R.start_wanted = 0;
+    /* Its first allocations (the arenas and caches an allocator makes for a
+     * new thread: mappings the kernel places) are made now, while the
+     * program is in its runtime call, never later, when the program may
+     * have just unmapped the place where they would land. Bounded. */
+    uint64_t until = sp_now_ns() + 200000000ull;
+    while (!R.warm && sp_now_ns() < until)
+        sp_lock_timedwait_ns(until);
 }
 
 /* Lock held. The reaper is needed: started now, or at the next runtime
@@ -245,6 +254,11 @@ void sp_reaper_grace_forget(void)
     memset(R.grace_retry_ns, 0, sizeof(R.grace_retry_ns));
 }
 
+/* The releases this thread started (a fork's prepare handlers: did the
+ * program's handler start one? Another thread's, racing with the fork, are
+ * as a bare run leaves them). */
+static __thread uint64_t thread_last_seq __attribute__((tls_model("initial-exec")));
+
 /* Lock held. r leaves LIVE (or starts a new release); its sequence. */
 static uint64_t start_release(sp_range *r)
 {
@@ -254,6 +268,7 @@ static uint64_t start_release(sp_range *r)
     }
     r->nest = 0;
     rel(r)->seq = __atomic_add_fetch(&R.submit_seq, 1, __ATOMIC_RELAXED);
+    thread_last_seq = rel(r)->seq;
     rel(r)->no_grace = 0;
     if (sp_opt.revive && r->size >= (size_t)sp_opt.revive_grace_bytes && !grace_wanted(r->size)) {
         rel(r)->no_grace = 1;
@@ -791,7 +806,15 @@ static void *reaper_main(void *arg)
      * its reaper real-time). */
     if (sched_getscheduler(0) == SCHED_OTHER)
         sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){0});
+    /* What the thread will allocate, through libc's allocator (safepin's
+     * own records) and the program's (the runtime's calls), allocated once
+     * now: start_reaper waits for it. */
+    sp_mem_free(sp_mem_alloc(64));
+    void *volatile warm = malloc(64);
+    free(warm);
     sp_lock();
+    R.warm = 1;
+    sp_lock_broadcast();
     reaper_loop(0);
     int joined_later = R.ended;
     sp_unlock();
@@ -967,14 +990,16 @@ void sp_reaper_table_sizes(sp_table_sizes *t)
     sp_unlock();
 }
 
-uint64_t sp_reaper_submitted(void) { return __atomic_load_n(&R.submit_seq, __ATOMIC_RELAXED); }
+uint64_t sp_reaper_submitted(void) { return thread_last_seq; }
 
-size_t sp_reaper_fork_drain(long timeout_ms, int nowait)
+size_t sp_reaper_fork_drain(long timeout_ms, int nowait, uint64_t upto)
 {
     sp_drain_end why;
-    sp_lock();
-    uint64_t upto = R.submit_seq;
-    sp_unlock();
+    if (!upto) {
+        sp_lock();
+        upto = R.submit_seq;
+        sp_unlock();
+    }
     return upto ? drain_upto(timeout_ms, nowait, upto, &why) : 0;
 }
 

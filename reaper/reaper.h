@@ -216,10 +216,12 @@ void sp_reaper_table_sizes(sp_table_sizes *t);
  * Never waits for releases a stream capture holds back; at once when nowait
  * (a host function: the work may wait behind it). Takes the lock. Returns
  * the releases left. */
-size_t sp_reaper_fork_drain(long timeout_ms, int nowait);
+size_t sp_reaper_fork_drain(long timeout_ms, int nowait, uint64_t upto);
 
-/* How many releases were ever submitted (a fork's prepare handlers: did
- * one start releases?). No lock needed. */
+/* The sequence of the last release this thread started, 0 if none (a
+ * fork's prepare handlers: did the program's handler start one? Another
+ * thread's, racing with the fork, are left as a bare run leaves them; the
+ * runtime's own prepare handler may hold its lock by then). No lock needed. */
 uint64_t sp_reaper_submitted(void);
 
 /* Fork handler (after the registry's): the child carries out the frees and

@@ -51,9 +51,11 @@ static sp_tree_node *g_root;          /* AVL root */
 static uint64_t g_next_id;            /* never reset: ids stay increasing */
 
 /* Lock-free summary: written under the lock, read by sp_reg_maybe. The
- * number of ranges is read by every free() (sp_reg_empty, inline): a cache
- * line of its own, never shared with data written on each op. */
+ * number of ranges and shadow spans is read by every free() (sp_reg_empty,
+ * inline): a cache line of its own, never shared with data written on each
+ * op. g_nreal counts the ranges alone. */
 __attribute__((aligned(64))) size_t sp_reg_nranges;
+static size_t g_nreal;
 /* The filter (registry.h: sp_reg_maybe reads it inline). Plain integers
  * accessed only through __atomic builtins, so that the header serves C and
  * C++ alike. */
@@ -176,7 +178,18 @@ int sp_reg_maybe_slow(uintptr_t addr, size_t len)
 /* Lock held, or a racy (but data-race-free) read. */
 size_t sp_reg_count(void)
 {
-    return __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED);
+    return __atomic_load_n(&g_nreal, __ATOMIC_RELAXED);
+}
+
+void sp_reg_shadow(uintptr_t base, size_t len, int delta)
+{
+    if (len == 0)
+        return;
+    summary_update(base, last_byte(base, len), delta);
+    if (delta > 0)
+        __atomic_fetch_add(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_sub(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -397,6 +410,7 @@ sp_range *sp_reg_insert(uintptr_t base, size_t size, unsigned flags, int device)
     tree_insert(r);
     summary_update(base, range_last(r), 1);
     __atomic_fetch_add(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&g_nreal, 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -408,6 +422,7 @@ void sp_reg_remove(sp_range *r)
     tree_remove(&r->node);
     summary_update(r->base, range_last(r), -1);
     __atomic_fetch_sub(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&g_nreal, 1, __ATOMIC_RELAXED);
     sp_mem_free(r);
     sp_lock_broadcast();
 }
@@ -524,7 +539,7 @@ int sp_reg_check(void)
     if (h < 0)
         return -h;                    /* 1..4: shape of the tree */
     if (count != HASH_COUNT(g_table) ||
-        count != __atomic_load_n(&sp_reg_nranges, __ATOMIC_RELAXED))
+        count != __atomic_load_n(&g_nreal, __ATOMIC_RELAXED))
         return 5;
     for (sp_tree_node *n = tree_first(); n; n = tree_next(n)) {
         sp_range *r = node_range(n);
@@ -623,6 +638,7 @@ static void filter_clear(void)
     __atomic_store_n(&g_huge_lo, UINTPTR_MAX, __ATOMIC_RELAXED);
     __atomic_store_n(&g_huge_hi, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sp_reg_nranges, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_nreal, 0, __ATOMIC_RELAXED);
 }
 
 void sp_reg_reset(void)

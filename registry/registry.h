@@ -81,8 +81,16 @@ static inline void *sp_reg_part(const sp_range *r, size_t off)
 /* Number of ranges (live + releasing). Lock held. */
 size_t sp_reg_count(void);
 
-/* Lock-free: 1 when the registry holds no range at all (a relaxed atomic
- * load, inlined: the memory hooks' single predictable branch). */
+/* Lock held. A shadow span (delta 1: add, -1: remove, with the same
+ * arguments): memory that is no range any more but that the memory hooks
+ * must still look at under the lock (a free or unmap deferred until a
+ * release is done, carried out after the range has gone). sp_reg_empty and
+ * sp_reg_maybe count it as a range; nothing else sees it. */
+void sp_reg_shadow(uintptr_t base, size_t len, int delta);
+
+/* Lock-free: 1 when the registry holds no range and no shadow span at all
+ * (a relaxed atomic load, inlined: the memory hooks' single predictable
+ * branch). */
 extern size_t sp_reg_nranges;
 /* Not instrumented: free() may be called while a sanitizer runtime that was
  * preloaded after safepin is still initializing. */
