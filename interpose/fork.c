@@ -179,14 +179,15 @@ static void (*const wrappers[SP_ATFORK_WRAPS])(void) = {
 #undef W
 #undef W8
 
-static register_fn real_register(void)
+/* These two run while a sanitizer runtime initializes: not instrumented. */
+__attribute__((no_sanitize_address, no_sanitize("thread"))) static register_fn real_register(void)
 {
     static void *slot;
     return (register_fn)sp_glibc_fn(&slot, "__register_atfork");
 }
 
-int sp_register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
-                       void *dso)
+__attribute__((no_sanitize_address, no_sanitize("thread"))) int
+sp_register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso)
 {
     register_fn reg = real_register();
     if (!reg)

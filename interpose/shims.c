@@ -116,15 +116,18 @@ SP_EXPORT pid_t fork(void) { return sp_fork(); }
 
 SP_EXPORT pid_t _Fork(void) { return sp_Fork(); }
 
-SP_EXPORT int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
-                                void *dso)
+/* Called by sanitizer runtimes while they initialize (TSan's interceptors):
+ * no instrumentation on the way to glibc's. */
+SP_EXPORT __attribute__((no_sanitize("thread"))) int
+__register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso)
 {
     return sp_register_atfork(prepare, parent, child, dso);
 }
 
 /* The old binaries' pthread_atfork@GLIBC_2.2.5 (newer ones call
  * __register_atfork from libc_nonshared.a's pthread_atfork). */
-SP_EXPORT int pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+SP_EXPORT __attribute__((no_sanitize("thread"))) int
+pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
 {
     return sp_register_atfork(prepare, parent, child, NULL);
 }
