@@ -34,6 +34,8 @@ wrapper_forward          clean                !runtime-error,!api-error
 self_call                clean                !runtime-error,!api-error
 fork_unregister          clean                !runtime-error,!api-error
 fork_child               clean                !runtime-error
+fork_ways                clean                !runtime-error,!api-error
+remap_after_munmap       clean                freed-while-registered,!runtime-error,!api-error
 refusal_first            clean                !runtime-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
@@ -52,6 +54,9 @@ capture_begin_hold       clean                !runtime-error,!api-error
 unreg_late_work          clean                !runtime-error,!api-error
 unreg_capture_begins     clean                !runtime-error,!api-error
 '
+# (fork_ways: daemon(), a prepare handler that unregisters, _Fork() and a
+# raw fork system call, each after an unregister whose release keeps a
+# revive grace under safepin: the child must see what a bare child sees.)
 # (unreg_stall: its persistent kernel runs until after the unregister, so
 # the default unregister=ordered, which returns once every earlier device
 # operation is done, waits for it as the bare driver does; unregister=async
