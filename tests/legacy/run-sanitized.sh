@@ -69,7 +69,9 @@ ASAN_FORK_PROGRAMS="fork_reregister fork_inherit fork_threads fork_pending_child
 # two_dev_launches' doorbell kernel polls host memory through the simulated
 # device's plain copy while the host stores to it atomically: a race by
 # TSan's reading of the test's own device model, not of safepin's.
-TSAN_FORK_PROGRAMS="fork_hang fork_inherit fork_threads two_dev_launches"
+# fork_raw_threads forks with a raw system call while threads run: no
+# handler of TSan's runs, and its child waits on TSan's own locks.
+TSAN_FORK_PROGRAMS="fork_hang fork_inherit fork_threads two_dev_launches fork_raw_threads"
 PROBE_LOG=build/asan/test-logs/legacy-asan-probe.log
 
 # Does an ASan program start and run correctly with safepin preloaded ahead of
