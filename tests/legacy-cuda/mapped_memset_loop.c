@@ -8,8 +8,9 @@
  *   (b) unregister and free with the memset still in flight;
  *   (c) synchronize, check, free while still registered;
  *   (d) synchronize, check, realloc while still registered;
- *   (e) synchronize, check, a nested identical register (one component
- *       pins what another already pinned), each unregistering its own.
+ *   (e) a nested identical register with the memset in flight (one
+ *       component pins what another already pinned), synchronize, check,
+ *       each unregistering its own.
  *
  * On the bare driver every check passes: (c) and (d) leak their
  * registrations, a later block landing on a leaked one is refused with 712
