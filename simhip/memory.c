@@ -22,6 +22,12 @@
  * not locked); otherwise device accesses land in the range's "ghost" (zeros
  * until the device writes), silently. Re-registering that address is 712
  * until the old range is unregistered; runtime aborts become error codes.
+ *
+ * Both faces keep a page locked while any registration covers it (ranges
+ * may share a page at their ends): a register locks its pages and an
+ * unregister unlocks those no other registration covers, each in one step
+ * with its table change under sh_mem_lock (written), so that no neighbour's
+ * unregister can unlock a page under a registration it did not see.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -515,10 +521,10 @@ enum sh_span sh_span_check(const void *p, size_t n, bool read_only_ok)
 
 /* Fault in every page of [p, p+size) without writing a byte (the kernel
  * prefaults: MADV_POPULATE_WRITE breaks copy-on-write as a pinning driver
- * does; read-only registrations populate for reading), then lock it.
- * Kernels before 5.14 lack the advice: each page is read instead.
- * Returns mlock's answer (0: locked). */
-static int pin_pages(uintptr_t p, size_t size, bool read_only)
+ * does; read-only registrations populate for reading). Kernels before 5.14
+ * lack the advice: each page is read instead. No lock held: this is the
+ * long part of a pin, and it changes no page's lock. */
+static void populate_pages(uintptr_t p, size_t size, bool read_only)
 {
     uintptr_t pg = page_size();
     uintptr_t start = p & ~(pg - 1), end = p + size;
@@ -529,9 +535,19 @@ static int pin_pages(uintptr_t p, size_t size, bool read_only)
             (void)*(volatile const unsigned char *)a;
         }
     }
-    /* EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay faulted in.
-     * The CUDA face locks with the system call itself (sanitizer runtimes
-     * turn mlock() into a no-op) and checks that the first page is locked. */
+}
+
+/* Lock the pages of [p, p+size) (sh_mem_lock held for writing, with the
+ * range's insert: no unregister of a neighbour sharing a page can decide
+ * between the two that the page is free to unlock). Returns mlock's answer
+ * (0: locked). EPERM / ENOMEM (RLIMIT_MEMLOCK) are ignored: the pages stay
+ * faulted in. The CUDA face locks with the system call itself (sanitizer
+ * runtimes turn mlock() into a no-op) and checks that the first page is
+ * locked. */
+static int lock_pages(uintptr_t p, size_t size)
+{
+    uintptr_t pg = page_size();
+    uintptr_t start = p & ~(pg - 1), end = p + size;
     if (!sh_cfg.cuda)
         return mlock((void *)start, end - start);
     if (syscall(SYS_mlock, (void *)start, end - start) != 0)
@@ -539,24 +555,44 @@ static int pin_pages(uintptr_t p, size_t size, bool read_only)
     return madvise((void *)start, pg, MADV_COLD) != 0 && errno == EINVAL ? 0 : -1;
 }
 
-/* CUDA face: the pages of r that no other registration shares (table
- * lock held, r already removed). */
-static void unshared_span(const struct sh_range *r, uintptr_t *s, uintptr_t *e)
+/* Does a registration other than r cover a byte of the page at pg? Scans
+ * the table (sh_mem_lock held): ranges do not overlap, so their ends are
+ * sorted as their bases are, and the walk down from the last range
+ * starting in the page stops at the first one ending below it. */
+static bool page_shared(uintptr_t pg, const struct sh_range *r)
 {
-    uintptr_t pg = page_size();
-    *s = r->base & ~(pg - 1);
-    *e = ((r->base + r->size - 1) | (pg - 1)) + 1;
-    if (find_overlap(*s, pg))
-        *s += pg;
-    if (*e > *s && find_overlap(*e - pg, pg))
-        *e -= pg;
+    size_t i = upper_bound(pg + page_size() - 1);
+    while (i > 0) {
+        const struct sh_range *q = ranges[--i];
+        if (q->base + q->size <= pg)
+            return false;
+        if (q != r && q->kind == R_REGISTERED)
+            return true;
+    }
+    return false;
 }
 
-static void unpin_pages(uintptr_t p, size_t size)
+/* Unlock the pages of r that no other live registration covers (sh_mem_lock
+ * held for writing, with r's removal from the table). mlock does not count:
+ * unlocking a page a neighbour shares would unpin it under the neighbour,
+ * whose device accesses would then miss the process's page (the CUDA
+ * face's ghost). A driver keeps a page pinned while any registration
+ * covers it. Only the first and the last page can be shared. */
+static void unpin_unshared(const struct sh_range *r)
 {
     uintptr_t pg = page_size();
-    uintptr_t start = p & ~(pg - 1);
-    munlock((void *)start, p + size - start);
+    uintptr_t s = r->base & ~(pg - 1);
+    uintptr_t e = ((r->base + r->size - 1) | (pg - 1)) + 1;
+    if (page_shared(s, r))
+        s += pg;
+    if (e > s && page_shared(e - pg, r))
+        e -= pg;
+    if (e <= s)
+        return;
+    if (sh_cfg.cuda)
+        syscall(SYS_munlock, (void *)s, e - s);
+    else
+        munlock((void *)s, e - s);
 }
 
 /* The answer to a register of [p, p+n) overlapping a live range (table
@@ -634,7 +670,7 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     if (lookup_first && sh_span_check(hostPtr, sizeBytes, read_only) != SPAN_OK)
         return sh_ret(refusal());
 
-    int locked = pin_pages(p, sizeBytes, read_only);
+    populate_pages(p, sizeBytes, read_only);
 
     struct sh_range *r = calloc(1, sizeof *r);
     if (!r)
@@ -644,17 +680,22 @@ hipError_t hipHostRegister(void *hostPtr, size_t sizeBytes, unsigned int flags)
     r->flags = flags;
     r->kind = R_REGISTERED;
     r->device = sh_current_device();
-    r->locked = locked == 0;
     r->owner = sh_tl_owner;
+    /* The lock of the pages and the insert are one step under the table's
+     * lock: an unregister of a range sharing a page sees either both (and
+     * keeps the page locked) or neither (and its unlock comes first). */
     pthread_rwlock_wrlock(&sh_mem_lock);
     if (find_overlap(p, sizeBytes)) {
-        /* Lost a race with another register: its object wins, our pin leaks. */
+        /* Lost a race with another register: its object wins. */
         known = overlap_answer(p, sizeBytes);
         pthread_rwlock_unlock(&sh_mem_lock);
         free(r);
         return known == hipSuccess ? hipSuccess : sh_ret(known);
     }
+    r->locked = lock_pages(p, sizeBytes) == 0;
     int rc = table_insert(r);
+    if (rc != 0)
+        unpin_unshared(r);
     pthread_rwlock_unlock(&sh_mem_lock);
     if (rc != 0) {
         free(r);
@@ -700,24 +741,17 @@ hipError_t hipHostUnregister(void *hostPtr)
         sh_sync(SYNC_ALL_DEVICES, NULL, 0, "hipHostUnregister");
     else
         sh_sync(SYNC_NULL_ALL_DEVICES, NULL, 0, "hipHostUnregister");
-    if (sh_cfg.cuda) {
-        uintptr_t s, e;
-        pthread_rwlock_wrlock(&sh_mem_lock);
-        table_remove(r);
-        unshared_span(r, &s, &e);
-        pthread_rwlock_unlock(&sh_mem_lock);
-        if (e > s)
-            syscall(SYS_munlock, (void *)s, e - s);
-        free(r->ghost);
-        free(r);
-        return hipSuccess;
-    }
-    unpin_pages(r->base, r->size);
-    sh_sleep_us(UNREG_WINDOW_US);
+    if (!sh_cfg.cuda)
+        sh_sleep_us(UNREG_WINDOW_US);
 
+    /* The removal and the unlock are one step under the table's lock: a
+     * register sharing a page either came first (its range is in the table,
+     * the page stays locked) or comes after (it locks the page again). */
     pthread_rwlock_wrlock(&sh_mem_lock);
     table_remove(r);
+    unpin_unshared(r);
     pthread_rwlock_unlock(&sh_mem_lock);
+    free(r->ghost);
     free(r);
     return hipSuccess;
 }

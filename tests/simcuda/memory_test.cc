@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <thread>
+
 #include "sc_common.h"
 
 namespace {
@@ -285,6 +287,85 @@ TEST(SimcudaRegister, AdjacentRegistrationsSharingAPageStayPinned)
     EXPECT_EQ(second[0], 9);
     EXPECT_EQ(cuMemHostUnregister(second), CUDA_SUCCESS);
     munmap(p, page());
+}
+
+// Two registrations share a page: one thread keeps registering and
+// unregistering its range (a library releasing a neighbouring block late,
+// from its own thread) while this one registers the other, fills it
+// through its device pointer and reads it back. A driver keeps a page
+// pinned while any registration covers it: whatever the interleaving, the
+// neighbour's unregister never unpins the shared page under the live
+// registration, and the device's bytes are the ones the host reads.
+TEST(SimcudaRegister, ANeighboursUnregisterKeepsASharedPagePinned)
+{
+    sc_ctx();
+    CUcontext ctx = nullptr;
+    ASSERT_EQ(cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
+    // This thread's range [0, (K + 0.5) pages) starts on a page of its own
+    // (the one its register checks is locked); the neighbour's range, K
+    // pages more, shares page K. Many pages: each pin and unpin takes
+    // long enough for the calls of the two threads to overlap often.
+    const size_t K = 256;
+    char *p = map_pages(2 * K + 1);
+    ASSERT_NE(p, nullptr);
+    size_t mine = K * page() + page() / 2, theirs = (2 * K + 1) * page() - mine;
+    char *neighbour = p + mine;
+    // The device fills, and the host reads, this thread's part of the
+    // shared page.
+    size_t half = page() / 2;
+    char *shared = p + K * page();
+    CUstream s;
+    ASSERT_EQ(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    std::atomic<bool> stop{false};
+    std::atomic<long> rounds{0};
+    std::thread other([&] {
+        cuCtxSetCurrent(ctx);
+        while (!stop.load()) {
+            if (cuMemHostRegister_v2(neighbour, theirs, CU_MEMHOSTREGISTER_DEVICEMAP) ==
+                CUDA_SUCCESS)
+                cuMemHostUnregister(neighbour);
+            rounds++;
+        }
+    });
+    // Until both sides have run a while (bounded). Before the fix, the
+    // interleaving that unpins the shared page came within the first few
+    // iterations in most runs, and within 450 in every one of 30.
+    const int kMin = 1500, kMax = 100000;
+    int bad_iter = -1;
+    size_t bad_at = 0;
+    unsigned char got = 0, want = 0;
+    CUresult err = CUDA_SUCCESS;
+    for (int i = 0; i < kMax && bad_iter < 0 && err == CUDA_SUCCESS; i++) {
+        if (i >= kMin && rounds.load() >= kMin)
+            break;
+        memset(shared, 0, half);
+        if ((err = cuMemHostRegister_v2(p, mine, CU_MEMHOSTREGISTER_DEVICEMAP)) != CUDA_SUCCESS)
+            break;
+        CUdeviceptr d = 0;
+        want = (unsigned char)(1 + i % 255);
+        if ((err = cuMemHostGetDevicePointer_v2(&d, p, 0)) == CUDA_SUCCESS &&
+            (err = cuMemsetD8Async(d + K * page(), want, half, s)) == CUDA_SUCCESS)
+            err = cuStreamSynchronize(s);
+        for (size_t k = 0; err == CUDA_SUCCESS && k < half; k++) {
+            if ((unsigned char)shared[k] != want) {
+                bad_iter = i;
+                bad_at = K * page() + k;
+                got = (unsigned char)shared[k];
+                break;
+            }
+        }
+        CUresult u = cuMemHostUnregister(p);
+        if (err == CUDA_SUCCESS)
+            err = u;
+    }
+    stop = true;
+    other.join();
+    EXPECT_EQ(err, CUDA_SUCCESS);
+    EXPECT_EQ(bad_iter, -1) << "iteration " << bad_iter << ": byte " << bad_at << " is " << (int)got
+                            << ", expected " << (int)want << " (the neighbour's unregister "
+                            << "unpinned the shared page; the device wrote elsewhere)";
+    EXPECT_EQ(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+    munmap(p, (2 * K + 1) * page());
 }
 
 TEST(SimcudaAttributes, RegisteredDeviceAndUnknownPointers)
