@@ -64,6 +64,9 @@ int main(void)
         CHECK(hipHostGetDevicePointer(&dev, buf, 0));
         k = (struct kargs){ .dev = dev, .n = n, .add = 2 };
         CHECK(simhipLaunchKernel(s, add_kernel, &k));
+        /* done before the unregister: ROCm 5.2's waits for the null stream
+         * only, and this stream is a non-blocking one */
+        CHECK(hipStreamSynchronize(s));
         CHECK(hipHostUnregister(buf));
         legacy_verify("buf", buf, n, 0, round, 2);
     }

@@ -51,6 +51,9 @@ static int round_trip(hipStream_t s, int flag, int seed)
         CHECK(hipHostGetDevicePointer(&dev, buf, 0));
         k = (struct kargs){ .dev = dev, .n = n, .add = 4 };
         CHECK(simhipLaunchKernel(s, add_kernel, &k));
+        /* done before the unregister: ROCm 5.2's waits for the null stream
+         * only, and this stream is a non-blocking one */
+        CHECK(hipStreamSynchronize(s));
         CHECK(hipHostUnregister(buf));
         legacy_verify("buf", buf, n, 0, r, 4);
     }
