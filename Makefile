@@ -167,7 +167,7 @@ $(CORE_A): $(CORE_OBJ)
 
 $(LIB): $(SHIM_OBJ) $(CORE_OBJ) interpose/libsafepin.map
 	$(call say,LD,$@)$(CC) -shared -o $@ $(SHIM_OBJ) $(CORE_OBJ) -Wl,--version-script=interpose/libsafepin.map \
-	  -Wl,-z,nodelete $(LDFLAGS) -ldl
+	  -Wl,-z,nodelete -Wl,-z,now $(LDFLAGS) -ldl
 
 $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
 	@mkdir -p $(dir $@)

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* The reaper's part of a range (sp_range.part, after the diagnostics'):
@@ -59,7 +60,8 @@ static struct {
     int need_wake;    /* work queued while it slept; sp_reaper_kick wakes it */
     int idle_running; /* idle_fn runs (the exit drain waits for it) */
     int capture_blocked; /* the reaper waits for a capture to end */
-    int main_gone;    /* main ended with pthread_exit: end when idle */
+    int main_gone;    /* main ended (pthread_exit, or its thread exited): end when idle */
+    uint64_t leader_checked; /* when leader_gone last looked (monotonic ns) */
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
     int inline_running; /* no reaper thread could start: a waiter does its work */
@@ -652,6 +654,29 @@ void sp_reaper_runtime_gone(void)
     sp_lock_broadcast();
 }
 
+/* How often an idle reaper looks whether the program's main thread is
+ * gone (leader_gone). */
+#define LEADER_CHECK_NS 250000000ull
+
+/* 1 if the process's first thread (its main thread, or the one a clone()
+ * without CLONE_VM started) has exited, by any way: pthread_exit (also seen
+ * by main_thread_ended), or a raw SYS_exit (a clone()'s function returning,
+ * a program's syscall(SYS_exit)), which nothing can hook. An exited thread
+ * has given up its memory: reading one byte of this process through it
+ * fails with ESRCH. One system call, no file descriptor. Where the call is
+ * refused (seccomp, an old kernel), the answer is 0. */
+static int leader_gone(void)
+{
+    static volatile char probe = 1;
+    char got;
+    struct iovec mine = {&got, 1}, theirs = {(void *)&probe, 1};
+    int saved = errno;
+    long n = syscall(SYS_process_vm_readv, (long)getpid(), &mine, 1L, &theirs, 1L, 0L);
+    int gone = n < 0 && errno == ESRCH;
+    errno = saved;
+    return gone;
+}
+
 /* Lock held. Waits for work; returns 1 when the reaper should end instead:
  * the program's main thread is gone and there is no work (start_reaper). */
 static int idle_wait(int inline_mode)
@@ -672,12 +697,22 @@ static int idle_wait(int inline_mode)
             continue;
         }
         uint64_t grace = grace_next_ns();
+        uint64_t now = sp_now_ns();
+        if (!R.main_gone && now - R.leader_checked >= LEADER_CHECK_NS) {
+            /* A process whose last program thread has ended must end, as
+             * it does bare: this thread would keep it alive, and it blocks
+             * every signal (a SIGTERM would stay pending). */
+            R.leader_checked = now;
+            R.main_gone = leader_gone();
+        }
         if (R.main_gone && !grace)
             return 1;
         R.idle = 1;
         uint64_t poll = sp_hold_next_poll();
         if (grace && (!poll || grace < poll))
             poll = grace; /* a grace ends then */
+        if (!R.main_gone && (!poll || R.leader_checked + LEADER_CHECK_NS < poll))
+            poll = R.leader_checked + LEADER_CHECK_NS; /* look again then */
         if (poll)
             sp_lock_timedwait_ns(poll); /* held releases: ask the device again then */
         else

@@ -9,6 +9,7 @@
 #include "runtime.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,7 +74,7 @@ typedef struct mark {
 } mark;
 
 struct sp_marks {
-    int reserve;             /* the thread's reserve set (not allocated) */
+    int reserve;             /* 1 + its index in reserve_pool, or 0: allocated */
     int n;
     int saw_capture;
     int incomplete;          /* captured stream whose earlier work has no event */
@@ -656,16 +657,20 @@ void sp_marks_wait_captures(int *stop)
 
 /* ---- marker sets ----------------------------------------------------------- */
 
-/* A marker set for when safepin's own allocation fails: one per thread (a
- * thread holds at most one set at a time), for up to SP_MARKS_RESERVE
- * streams. Without it, out of memory would mean a release, or an ordered
- * unregister's visibility, with nothing to wait on. */
+/* Marker sets for when safepin's own allocation fails: a pool of
+ * SP_MARKS_RESERVE_SETS, each for up to SP_MARKS_RESERVE streams, claimed
+ * one at a time. Without them, out of memory would mean a release, or an
+ * ordered unregister's visibility, with nothing to wait on. They live in
+ * .bss, not in thread-local storage: static TLS is carved out of every
+ * thread's stack, the program's smallest ones too (DESIGN G12). Past the
+ * pool, the caller gets NULL and takes its no-marker path. */
 #define SP_MARKS_RESERVE 64
-static __thread union {
+#define SP_MARKS_RESERVE_SETS 8
+static union {
     sp_marks m;
     unsigned char bytes[sizeof(sp_marks) + SP_MARKS_RESERVE * sizeof(mark)];
-} tls_reserve;
-static __thread int tls_reserve_used;
+} reserve_pool[SP_MARKS_RESERVE_SETS];
+static atomic_uint reserve_used; /* bit i: reserve_pool[i] is taken */
 
 static sp_marks *marks_alloc(size_t cap)
 {
@@ -674,12 +679,28 @@ static sp_marks *marks_alloc(size_t cap)
         m->reserve = 0;
         return m;
     }
-    if (cap > SP_MARKS_RESERVE || tls_reserve_used)
+    if (cap > SP_MARKS_RESERVE)
         return NULL;
-    tls_reserve_used = 1;
-    m = &tls_reserve.m;
-    m->reserve = 1;
-    return m;
+    unsigned used = atomic_load(&reserve_used);
+    for (;;) {
+        unsigned freebits = ~used & ((1u << SP_MARKS_RESERVE_SETS) - 1);
+        if (!freebits)
+            return NULL;
+        int i = __builtin_ctz(freebits);
+        if (atomic_compare_exchange_weak(&reserve_used, &used, used | (1u << i))) {
+            m = &reserve_pool[i].m;
+            m->reserve = 1 + i;
+            return m;
+        }
+    }
+}
+
+static void marks_release(sp_marks *m)
+{
+    if (m->reserve)
+        atomic_fetch_and(&reserve_used, ~(1u << (m->reserve - 1)));
+    else
+        sp_mem_free(m);
 }
 
 /* Lock held. 1 if the null stream of place must not be touched
@@ -964,10 +985,7 @@ void sp_marks_put(sp_marks *m)
         unref(sh);
     }
     sp_unlock();
-    if (m->reserve)
-        tls_reserve_used = 0;
-    else
-        sp_mem_free(m);
+    marks_release(m);
     flush_dead();
 }
 

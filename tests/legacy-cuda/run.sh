@@ -37,6 +37,7 @@ fork_unregister          clean                !runtime-error,!api-error
 fork_child               clean                !runtime-error
 fork_ways                clean                !runtime-error,!api-error
 remap_after_munmap       clean                freed-while-registered,!runtime-error,!api-error
+last_thread_exit         clean                !runtime-error,!api-error
 refusal_first            clean                !runtime-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
@@ -59,6 +60,8 @@ mapped_memset_loop       clean                !runtime-error,!api-error
 # (fork_ways: daemon(), a prepare handler that unregisters, _Fork() and a
 # raw fork system call, each after an unregister whose release keeps a
 # revive grace under safepin: the child must see what a bare child sees.)
+# (last_thread_exit: a clone() child and a main thread that end with the
+# exit system call: safepin's thread must not keep the process alive.)
 # (mapped_memset_loop: registrations of malloc blocks that share pages,
 # released late by safepin on its own thread while the program registers
 # the next block: a release must never unpin a page under a live

@@ -4,21 +4,26 @@
 #
 #   measure: stack_hooks measure, bare and under safepin (log=warn, the
 #     default, and log=debug; symbolize on, backtrace=8): each call's
-#     high-water mark on the calling thread; the extra under safepin must
-#     stay within STACK_BUDGET bytes. The misuse that makes safepin speak
+#     high-water mark on the calling thread. What safepin takes from a
+#     thread's stack is the call's extra depth plus the stack its static
+#     TLS takes from every thread (the "usable" line, bare minus safepin);
+#     together they must stay within STACK_BUDGET bytes. The misuse that makes safepin speak
 #     (a double unregister, a device free of a host pointer) aborts the bare
 #     runtime: it is measured against the bare depth of unregister-unknown
 #     (the runtime's refusal of the same kind of call).
+#   first: the same, each call the first of its hook in a fresh process
+#     (stack_hooks first, STACK_ONLY=name): symbol binding and first-use
+#     setup count too (log=warn).
 #   small: stack_hooks small, every call from a PTHREAD_STACK_MIN thread,
 #     bare and under safepin at every log level: no crash, "OK".
 #
 #   BUILD=build  SAFEPIN_LIB=$BUILD/libsafepin.so  STACK_BUDGET=3072
-#   STACK_PARTS="measure small"
+#   STACK_PARTS="measure first small"
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 LIB=${SAFEPIN_LIB:-$BUILD/libsafepin.so}
 BUDGET=${STACK_BUDGET:-3072}
-PARTS=${STACK_PARTS:-measure small}
+PARTS=${STACK_PARTS:-measure first small}
 BIN=$BUILD/tests/stack
 export LD_LIBRARY_PATH=$BUILD/simhip:$BUILD/simcuda
 
@@ -33,6 +38,25 @@ run() {
 }
 
 configs="hip:current hip:legacy cuda:current"
+
+# check TAG BARE_OUT SAFEPIN_OUT: one TAP line per "depth" line of SAFEPIN_OUT
+check() {
+    local tag=$1 bare=$2 out=$3 tls ub us base depth extra
+    ub=$(awk '$1 == "usable" {print $2}' <<<"$bare")
+    us=$(awk '$1 == "usable" {print $2}' <<<"$out")
+    tls=$((ub - us))
+    while read -r _ name depth; do
+        base=$(awk -v n="$name" '$1 == "depth" && $2 == n {print $3}' <<<"$bare")
+        [ -z "$base" ] && base=$(awk '$1 == "depth" && $2 == "unregister-unknown" {print $3}' <<<"$bare")
+        extra=$((depth - base + tls))
+        echo "# $tag $name: bare $base, safepin $depth, static TLS $tls, extra $extra"
+        if [ "$extra" -le "$BUDGET" ]; then
+            ok "$tag: $name takes $extra bytes more stack (budget $BUDGET)"
+        else
+            notok "$tag: $name takes $extra bytes more stack, over the budget of $BUDGET"
+        fi
+    done < <(grep '^depth ' <<<"$out")
+}
 
 if [[ " $PARTS " == *" measure "* ]]; then
     echo "# extra stack per hook under safepin, bytes (budget $BUDGET)"
@@ -50,17 +74,25 @@ if [[ " $PARTS " == *" measure "* ]]; then
                 notok "$tag: the program did not finish ($(tail -1 <<<"$out"))"
                 continue
             fi
-            while read -r _ name depth; do
-                base=$(awk -v n="$name" '$1 == "depth" && $2 == n {print $3}' <<<"$bare")
-                [ -z "$base" ] && base=$(awk '$1 == "depth" && $2 == "unregister-unknown" {print $3}' <<<"$bare")
-                extra=$((depth - base))
-                echo "# $face/$pers log=$log $name: bare $base, safepin $depth, extra $extra"
-                if [ "$extra" -le "$BUDGET" ]; then
-                    ok "$tag: $name takes $extra bytes more stack (budget $BUDGET)"
-                else
-                    notok "$tag: $name takes $extra bytes more stack, over the budget of $BUDGET"
-                fi
-            done < <(grep '^depth ' <<<"$out")
+            check "$tag" "$bare" "$out"
+        done
+    done
+fi
+
+if [[ " $PARTS " == *" first "* ]]; then
+    echo "# extra stack of each hook's first call in the process, bytes (budget $BUDGET)"
+    for c in $configs; do
+        face=${c%%:*} pers=${c#*:}
+        names=$(STACK_ONLY= run "$face" "$pers" "" warn 0 measure | awk '$1 == "depth" {print $2}')
+        for name in $names; do
+            bare=$(STACK_ONLY=$name run "$face" "$pers" "" warn 0 first)
+            out=$(STACK_ONLY=$name run "$face" "$pers" "$LIB" warn 0 first)
+            tag="first $face/$pers"
+            if ! grep -q '^OK' <<<"$bare" || ! grep -q '^OK' <<<"$out"; then
+                notok "$tag $name: the program did not finish (bare: $(tail -1 <<<"$bare"); safepin: $(tail -1 <<<"$out"))"
+                continue
+            fi
+            check "$tag" "$bare" "$out"
         done
     done
 fi

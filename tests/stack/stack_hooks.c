@@ -14,8 +14,17 @@
  *                         (first calls bind symbols, start helpers), then
  *                         ROUNDS measured; prints "depth NAME BYTES" (the
  *                         most of them).
+ *   stack_hooks first     each call measured once, with no round before
+ *                         it: run with STACK_ONLY=name, one call per
+ *                         process, this is the first call of that hook in
+ *                         the process (symbol binding, first-use setup).
  *   stack_hooks small     each call on a thread created with a stack of
  *                         PTHREAD_STACK_MIN bytes; prints "done NAME".
+ *
+ * measure and first also print "usable BYTES": how much stack a thread
+ * created with PTHREAD_STACK_MIN has below its start routine's frame.
+ * Static thread-local storage is carved out of every thread's stack, so a
+ * preloaded library's TLS shows here as less usable stack.
  *
  * Prints "OK" at the end; a crash (a stack overflow is a SIGSEGV) ends it
  * before. STACK_ONLY=name,name runs only those calls.
@@ -300,7 +309,36 @@ static int wanted(const char *name)
     return 0;
 }
 
-static void run_list(const op *list, size_t n, int small, char *stack)
+/* A PTHREAD_STACK_MIN thread's stack below its start routine's frame. */
+static void *usable_thread(void *arg)
+{
+    pthread_attr_t a;
+    void *lo;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &a) != 0 ||
+        pthread_attr_getstack(&a, &lo, &size) != 0)
+        die("pthread_getattr_np", errno);
+    pthread_attr_destroy(&a);
+    *(size_t *)arg = stack_pointer() - (uintptr_t)lo;
+    return NULL;
+}
+
+static size_t usable_min_stack(void)
+{
+    size_t n = 0;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN);
+    pthread_t t;
+    int e = pthread_create(&t, &a, usable_thread, &n);
+    if (e)
+        die("pthread_create", e);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&a);
+    return n;
+}
+
+static void run_list(const op *list, size_t n, int small, int first, char *stack)
 {
     for (size_t i = 0; i < n; i++) {
         const op *o = &list[i];
@@ -309,6 +347,8 @@ static void run_list(const op *list, size_t n, int small, char *stack)
         if (small) {
             run_one(o, 1, stack);
             printf("done %s\n", o->name);
+        } else if (first) {
+            printf("depth %s %zu\n", o->name, run_one(o, 0, stack));
         } else {
             run_one(o, 0, stack); /* first calls: symbols bound, helpers started */
             size_t most = 0;
@@ -325,8 +365,9 @@ static void run_list(const op *list, size_t n, int small, char *stack)
 int main(int argc, char **argv)
 {
     int small = argc > 1 && strcmp(argv[1], "small") == 0;
-    if (argc < 2 || (!small && strcmp(argv[1], "measure") != 0)) {
-        fprintf(stderr, "usage: stack_hooks measure|small\n");
+    int first = argc > 1 && strcmp(argv[1], "first") == 0;
+    if (argc < 2 || (!small && !first && strcmp(argv[1], "measure") != 0)) {
+        fprintf(stderr, "usage: stack_hooks measure|first|small\n");
         return 2;
     }
 #ifdef STACK_CUDA
@@ -344,10 +385,12 @@ int main(int argc, char **argv)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED)
         die("mmap", errno);
-    run_list(ops, sizeof(ops) / sizeof(ops[0]), small, stack);
+    if (!small)
+        printf("usable %zu\n", usable_min_stack());
+    run_list(ops, sizeof(ops) / sizeof(ops[0]), small, first, stack);
     const char *m = getenv("STACK_MISUSE");
     if (m && strcmp(m, "1") == 0)
-        run_list(misuse, sizeof(misuse) / sizeof(misuse[0]), small, stack);
+        run_list(misuse, sizeof(misuse) / sizeof(misuse[0]), small, first, stack);
     printf("OK\n");
     return 0;
 }
