@@ -230,6 +230,8 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         sp_reaper_start(); /* here, before any memory hook may need it */
     }
     sp_unlock();
+    if (r)
+        sp_postmortem_install(); /* the first registration's: once */
 
     switch (settled) {
     case SETTLED_ASK_RUNTIME:

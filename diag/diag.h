@@ -170,8 +170,12 @@ void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
 void sp_history_fork_child(void);
 
 /* Install the post-mortem's signal handlers (history option > 0), chained
- * to those installed before (postmortem.c). */
+ * to those installed before (postmortem.c). Once, at the first
+ * registration: a program that never registers sees no handler of
+ * safepin's (G12). */
 void sp_postmortem_install(void);
+/* At start-up: what the post-mortem looks up (no handler yet). */
+void sp_postmortem_init(void);
 
 /* Number of violations seen so far. */
 uint64_t sp_violations(void);

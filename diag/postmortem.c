@@ -129,9 +129,18 @@ static void handler(int sig, siginfo_t *info, void *uctx)
     raise(sig);
 }
 
-void sp_postmortem_install(void)
+static int pm_installed; /* atomic */
+
+void sp_postmortem_init(void)
 {
     fault_address_fn = (uintptr_t(*)(void))dlsym(RTLD_DEFAULT, "simhip_last_fault_address");
+}
+
+void sp_postmortem_install(void)
+{
+    if (sp_opt.history <= 0 || __atomic_load_n(&pm_installed, __ATOMIC_ACQUIRE) ||
+        __atomic_exchange_n(&pm_installed, 1, __ATOMIC_ACQ_REL))
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = handler;

@@ -87,8 +87,7 @@ static void do_init(void)
         mark_main_thread();
     }
     __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
-    if (sp_opt.history > 0)
-        sp_postmortem_install();
+    sp_postmortem_init();
     if (!sp_dlvsym_hooked())
         sp_log(SP_LOG_INFO, "dlvsym-not-hooked",
                "libc has no dlvsym@GLIBC_2.34 nor dlvsym@GLIBC_2.2.5: dlvsym look-ups pass through "

@@ -100,6 +100,7 @@ atfork_unregister      legacy:clean,current:clean,rocm7:clean                   
 fork_raw               legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 fork_raw_threads       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!runtime-error
 last_thread_exit       legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+no_register_signals    legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
@@ -110,12 +111,13 @@ last_thread_exit       legacy:clean,current:clean,rocm7:clean                   
 # from ROCm 5.6, whose unregister waits for every device. two_dev_launches
 # also checks that another thread's launches on both devices complete while
 # that unregister waits: "stalled: ..." otherwise.)
-# (fixed_map_many_holes ... last_thread_exit, clean bare, check that
+# (fixed_map_many_holes ... no_register_signals, clean bare, check that
 # safepin's own thread, stack and forks stay out of the program's way, G12:
 # a MAP_FIXED over a span with more holes than safepin fills, an address
 # unmapped and mapped again, daemon(), a prepare handler that unregisters,
 # _Fork() and raw fork system calls, one of them beside threads in hooks,
-# a clone() child and a main thread that end with the exit system call.)
+# a clone() child and a main thread that end with the exit system call,
+# signal dispositions left as the program set them until it registers.)
 # (relaxed_unregister_in_capture, clean bare from ROCm 5.6, checks that
 # safepin's own waits never break another thread's global capture: from
 # ROCm 7.0, the rocm7 personality, an event query made without relaxed mode
