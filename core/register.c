@@ -227,6 +227,7 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         site = NULL;
         sp_streams_add_place(rt, place);
         tok = sp_reg_op_begin((uintptr_t)p, size);
+        sp_reaper_forget_owed((uintptr_t)p);
         sp_reaper_start(); /* here, before any memory hook may need it */
     }
     sp_unlock();

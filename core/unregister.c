@@ -28,7 +28,15 @@ static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_
     int e = o->host_unregister(p);
     sp_lock();
     sp_reg_op_end(tok);
-    if (e == o->err_not_registered) {
+    if (e == o->err_not_registered && sp_reaper_take_owed(base)) {
+        /* Freed while registered, then unregistered by the program: safepin
+         * released it at the free; bare, the runtime still had the stale
+         * registration and answers success. */
+        SP_TRACE("%s(%p)%s: released at its free (freed-while-registered): success", c->name, p,
+                 sp_core_via(o, c));
+        sp_history_add(SP_EV_UNREGISTER, base, 0, site);
+        e = 0;
+    } else if (e == o->err_not_registered) {
         if (dbl)
             sp_diag(SP_DOUBLE_UNREGISTER, NULL, "%s(%p)%s: already unregistered (and released)",
                     c->name, p, sp_core_via(o, c));
@@ -82,6 +90,16 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         sp_unlock();
         sp_site_free(site);
         return code;
+    }
+    if (r->state == SP_RANGE_RELEASING && r->owed) {
+        /* Freed while registered (its release is under way), then
+         * unregistered by the program: what the runtime answers for the
+         * stale registration it would still hold without safepin. */
+        r->owed = 0;
+        sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
+        sp_unlock();
+        sp_site_free(site);
+        return 0;
     }
     if (r->state == SP_RANGE_RELEASING) {
         sp_diag(SP_DOUBLE_UNREGISTER, r, "%s(%p)%s: already unregistered", c->name, p, sp_core_via(o, c));

@@ -74,6 +74,7 @@ static struct {
     uint64_t submit_seq;
     size_t n_releasing;
     uintptr_t graveyard[SP_GRAVEYARD];
+    unsigned char grave_owed[SP_GRAVEYARD]; /* its range's owed flag */
     unsigned grave_i;
     unsigned char grace_wasted[64]; /* by size class: graces ended by a free, in a row */
     uint64_t grace_retry_ns[64];    /* by size class: when a skipped class may try again */
@@ -429,6 +430,23 @@ int sp_reaper_recently_released(uintptr_t base)
     return 0;
 }
 
+int sp_reaper_take_owed(uintptr_t base)
+{
+    for (unsigned i = 0; i < SP_GRAVEYARD; i++)
+        if (R.graveyard[i] == base && base && R.grave_owed[i]) {
+            R.grave_owed[i] = 0;
+            return 1;
+        }
+    return 0;
+}
+
+void sp_reaper_forget_owed(uintptr_t base)
+{
+    for (unsigned i = 0; i < SP_GRAVEYARD; i++)
+        if (R.graveyard[i] == base)
+            R.grave_owed[i] = 0;
+}
+
 /* ---- the thread --------------------------------------------------------- */
 
 /* Lock held. 1 if r's release waits a grace for an identical re-register:
@@ -575,6 +593,7 @@ static int complete_release(sp_range *r)
     if (sp_actions_settle(r))
         sp_actions_run_ready();
     sp_history_add(SP_EV_RELEASED, r->base, r->size, NULL);
+    R.grave_owed[R.grave_i % SP_GRAVEYARD] = r->owed;
     R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
     R.n_releasing--;
     SP_COUNT(releases_completed);

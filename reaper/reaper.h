@@ -149,6 +149,15 @@ int sp_wait_prior_work(void);
  * rather than unregister-unknown). Lock held. */
 int sp_reaper_recently_released(uintptr_t base);
 
+/* A range released because the program freed or unmapped it while it was
+ * registered (freed-while-registered) still owes the program's own
+ * unregister of its base: without safepin the runtime kept that stale
+ * registration, and answers that unregister with success. take: 1 (and
+ * forgotten) if a released range at base owes it. forget: a new
+ * registration at base; nothing is owed there any more. Lock held. */
+int sp_reaper_take_owed(uintptr_t base);
+void sp_reaper_forget_owed(uintptr_t base);
+
 /* Forget which sizes' revive graces were wasted (reaper.c, "which sizes
  * get a grace"): each size gets its grace again. Lock held. For tests. */
 void sp_reaper_grace_forget(void);
