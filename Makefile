@@ -72,6 +72,11 @@ SHIM_SRC  := interpose/shims.c hip/hip_shims.c cuda/cuda_shims.c
 CORE_SRC  := $(filter-out $(SHIM_SRC),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
 SHIM_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(SHIM_SRC))
+# Every thread-local of the library is static TLS, reached without
+# __tls_get_addr: a preloaded library's TLS is in the static block anyway,
+# and a __tls_get_addr call can make a sanitizer runtime map memory of its
+# own on the program's thread, in the program's address space (G12).
+$(CORE_OBJ) $(SHIM_OBJ): CFLAGS += -ftls-model=initial-exec
 LIB       := $(B)/libsafepin.so
 CORE_A    := $(B)/libsafepin_core.a
 # The core alone: what names no runtime (tests/unit-core links only these).
