@@ -848,7 +848,6 @@ static void *reaper_main(void *arg)
 {
     (void)arg;
     sp_api_own_thread(); /* its calls are safepin's, never the program's */
-    sp_relaxed_enter();
     /* Releases are latency-bound: timed waits of this thread (the revive
      * grace, the runtime's own inside the real unregister) end on time
      * rather than up to the default 50 us late. */
@@ -869,6 +868,12 @@ static void *reaper_main(void *arg)
     sp_lock();
     R.warm = 1;
     sp_lock_broadcast();
+    sp_unlock();
+    /* Only now its first runtime call: the program's call that started it
+     * waits for R.warm, and may hold what the runtime's call would wait
+     * for (a host function's stream, a capture). */
+    sp_relaxed_enter();
+    sp_lock();
     reaper_loop(0);
     int joined_later = R.ended;
     sp_unlock();
