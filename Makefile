@@ -116,7 +116,8 @@ SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
 SONAME_SRC := $(wildcard tests/soname/*.c)
 SONAME_BIN := $(foreach v,6 7,$(patsubst tests/soname/%.c,$(B)/tests/soname/%.so$(v),$(SONAME_SRC)))
-MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
+MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/model_cuda $(B)/tests/model/revive_rerelease \
+              $(B)/tests/fault/fault_prog
 UCORE_SRC  := $(wildcard tests/unit-core/*.cc)
 UCORE_BIN  := $(B)/tests/unit_core_tests
 UCUDA_SRC  := $(wildcard tests/unit-cuda/*.cc)
@@ -366,6 +367,11 @@ $(B)/tests/diag/supp/supp_cuda: tests/diag/supp/supp_cuda.c $(B)/tests/diag/supp
 $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
+
+# The CUDA face's model: a driver-API program, linked with -lcuda (simcuda).
+$(B)/tests/model/model_cuda: tests/model/model_cuda.c simcuda/cuda_min.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1
 
 $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
