@@ -506,7 +506,8 @@ clean:
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- fuzzing ------------------------------------------------------------
-# make fuzz SECONDS=N      random model seeds for N seconds (tests/model/run.sh)
+# make fuzz SECONDS=N      random model seeds for N seconds (tests/model/run.sh),
+#                          HIP (model.c, simhip) and CUDA (model_cuda.c, simcuda)
 # make fuzz-options SECONDS=N  the libFuzzer target for SAFEPIN_OPTIONS
 SECONDS ?= 60
 FUZZ_OPT_BIN := build/fuzz/options_fuzz
