@@ -121,7 +121,8 @@ SIMT_SRC   := $(wildcard tests/simhip/*.cc)
 SIMT_BIN   := $(B)/tests/simhip_tests
 SONAME_SRC := $(wildcard tests/soname/*.c)
 SONAME_BIN := $(foreach v,6 7,$(patsubst tests/soname/%.c,$(B)/tests/soname/%.so$(v),$(SONAME_SRC)))
-MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/revive_rerelease $(B)/tests/fault/fault_prog
+MODEL_BIN  := $(B)/tests/model/model $(B)/tests/model/model_cuda $(B)/tests/model/revive_rerelease \
+              $(B)/tests/fault/fault_prog
 UCORE_SRC  := $(wildcard tests/unit-core/*.cc)
 UCORE_BIN  := $(B)/tests/unit_core_tests
 UCUDA_SRC  := $(wildcard tests/unit-cuda/*.cc)
@@ -372,6 +373,11 @@ $(B)/tests/model/%: tests/model/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
+# The CUDA face's model: a driver-API program, linked with -lcuda (simcuda).
+$(B)/tests/model/model_cuda: tests/model/model_cuda.c simcuda/cuda_min.h $(SC_LIB)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1
+
 $(B)/tests/fault/%: tests/fault/%.c simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
@@ -505,7 +511,8 @@ clean:
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- fuzzing ------------------------------------------------------------
-# make fuzz SECONDS=N      random model seeds for N seconds (tests/model/run.sh)
+# make fuzz SECONDS=N      random model seeds for N seconds (tests/model/run.sh),
+#                          HIP (model.c, simhip) and CUDA (model_cuda.c, simcuda)
 # make fuzz-options SECONDS=N  the libFuzzer target for SAFEPIN_OPTIONS
 SECONDS ?= 60
 FUZZ_OPT_BIN := build/fuzz/options_fuzz
