@@ -369,12 +369,12 @@ $(B)/tests/diag/supp/supp_cuda: tests/diag/supp/supp_cuda.c $(B)/tests/diag/supp
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_cuda -Wl,-rpath,'$$ORIGIN' \
 	  -L$(B)/simcuda -l:libcuda.so.1
 
-$(B)/tests/model/%: tests/model/%.c simhip/simhip.h
+$(B)/tests/model/%: tests/model/%.c tests/model/owed.h simhip/simhip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimhip $< -o $@ $(LDFLAGS) $(REAL_HIP)
 
 # The CUDA face's model: a driver-API program, linked with -lcuda (simcuda).
-$(B)/tests/model/model_cuda: tests/model/model_cuda.c simcuda/cuda_min.h $(SC_LIB)
+$(B)/tests/model/model_cuda: tests/model/model_cuda.c tests/model/owed.h simcuda/cuda_min.h $(SC_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1
 

@@ -62,6 +62,7 @@
 #include <string.h>
 
 #include "cuda_min.h"
+#include "owed.h"
 
 #define NSLOTS 6
 #define MAXTHREADS 8
@@ -260,47 +261,6 @@ static void op_alloc(struct thr *t, int i, int plain)
     note(t, "alloc slot %d %p %zu", i, (void *)sl->p, sl->size);
 }
 
-/* Bases freed, reallocated or mapped over while registered (G7): safepin
- * released their registrations, and the program's next unregister of such a
- * base gets success, as the bare runtime's stale registration answers
- * (once, and only while safepin still remembers that release: then
- * "not registered"). A new registration at the base ends it. Shared by the
- * threads: an allocator may hand one thread's freed address to another. */
-#define OWED_MAX 512
-static pthread_mutex_t g_owed_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *g_owed[OWED_MAX];
-
-static void owed_set(void *p, int on)
-{
-    pthread_mutex_lock(&g_owed_mu);
-    int free_i = -1;
-    for (int k = 0; k < OWED_MAX; k++) {
-        if (g_owed[k] == p) {
-            if (!on)
-                g_owed[k] = NULL;
-            pthread_mutex_unlock(&g_owed_mu);
-            return;
-        }
-        if (!g_owed[k] && free_i < 0)
-            free_i = k;
-    }
-    if (on && free_i >= 0)
-        g_owed[free_i] = p;
-    pthread_mutex_unlock(&g_owed_mu);
-}
-
-static int owed_take(void *p)
-{
-    pthread_mutex_lock(&g_owed_mu);
-    int found = 0;
-    for (int k = 0; k < OWED_MAX && !found; k++)
-        if (g_owed[k] == p) {
-            g_owed[k] = NULL;
-            found = 1;
-        }
-    pthread_mutex_unlock(&g_owed_mu);
-    return found;
-}
 
 static void op_register(struct thr *t, int i)
 {
