@@ -20,6 +20,9 @@ line and exits 1 if there is any, 0 otherwise. CHECK is one of:
   hashes   no document holds a commit name of this repository (a run of 7
            to 40 hex digits that git resolves to a commit)
   length   README.md is at most 300 lines
+  launcher the launcher's flags (scripts/safepin's cases), its --help text
+           and its manual page (scripts/safepin.1) name the same flags, and
+           both manual pages' title lines carry VERSION (scripts/man-version)
 """
 import glob
 import os
@@ -260,8 +263,37 @@ def check_length(root, src):
     return ["README.md has %d lines, more than %d" % (n, README_MAX_LINES)] if n > README_MAX_LINES else []
 
 
+def check_launcher(root, src):
+    bad = []
+    script = open(os.path.join(src, "scripts", "safepin")).read()
+    cases = set(re.findall(r"^\s*(--[a-z-]+)(?:=\*)?\)", script, re.M))
+    cases |= set(re.findall(r"^\s*-h\|(--[a-z-]+)\)", script, re.M))
+    usage = script[script.index("<<'USAGE'"):script.index("\nUSAGE\n")]
+    helped = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", usage))
+    man = open(os.path.join(src, "scripts", "safepin.1")).read().replace("\\-", "-")
+    manned = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", man))
+    if not cases:
+        return ["scripts/safepin: no option cases read"]
+    for f in sorted(cases - helped):
+        bad.append("scripts/safepin takes %s, which its --help does not name" % f)
+    for f in sorted(helped - cases):
+        bad.append("scripts/safepin's --help names %s, which it does not take" % f)
+    for f in sorted(cases - manned):
+        bad.append("scripts/safepin takes %s, which scripts/safepin.1 does not name" % f)
+    for f in sorted(manned - cases):
+        bad.append("scripts/safepin.1 names %s, which scripts/safepin does not take" % f)
+    version = open(os.path.join(src, "VERSION")).read().strip()
+    for page in ("safepin.1", "safepin-smoke.1"):
+        first = open(os.path.join(src, "scripts", page)).readline()
+        if '"safepin %s"' % version not in first:
+            bad.append("scripts/%s: its title line %r does not carry VERSION %s (run scripts/man-version)"
+                       % (page, first.strip(), version))
+    return bad
+
+
 CHECKS = {"codes": check_codes, "options": check_options, "links": check_links,
-          "hashes": check_hashes, "length": check_length}
+          "hashes": check_hashes, "length": check_length,
+          "launcher": check_launcher}
 
 
 def main(argv):

@@ -100,6 +100,27 @@ out=$($CHECK length "$TMP/copy" "$ROOT")
     not_ok "length: a README of 301 lines" "passes"
 run_check "length: README.md is at most 300 lines ($(wc -l <README.md))" length
 
+# The launcher's flags, --help and manual page, and the pages' version: the
+# files come from a copy of scripts/ and VERSION, broken on purpose.
+must_fail_src() { # name sed-script file (under a copy of scripts/ and VERSION)
+    local name=$1 script=$2 file=$3 out
+    rm -rf "$TMP/src" && mkdir -p "$TMP/src" && cp -r scripts VERSION "$TMP/src/"
+    sed -i -e "$script" "$TMP/src/$file"
+    if cmp -s "$TMP/src/$file" "$file"; then
+        not_ok "$name" "the sed script changed nothing in $file (the self-test is stale)"; return
+    fi
+    out=$($CHECK launcher "$ROOT" "$TMP/src" 2>&1)
+    [ $? -ne 0 ] && [ -n "$out" ] && ok "$name (says: $(echo "$out" | head -1))" ||
+        not_ok "$name" "the check passed on a broken copy"
+}
+must_fail_src "launcher: fails when --help leaves out a flag the launcher takes" \
+    '/^  --no-revive /d' scripts/safepin
+must_fail_src "launcher: fails when the manual page leaves out a flag" \
+    's/^\.B \\-\\-no\\-revive$/.B \\-\\-no\\-reviving/' scripts/safepin.1
+must_fail_src "launcher: fails when a manual page does not carry VERSION" \
+    's/.*/9.9.9/' VERSION
+run_check "launcher: scripts/safepin's flags, its --help and scripts/safepin.1 agree; the manual pages carry VERSION" launcher
+
 # ---- 2. the quick start --------------------------------------------------------
 # Its commands as the README prints them (indented lines of its quick-start
 # section), run in a scratch folder that sees the tree's docs/, build/ and
