@@ -90,7 +90,10 @@ else
 fi
 
 # The boundary: padded to 300 lines the copy passes, to 301 it fails.
-pad_readme() { fresh_copy; { cat README.md; yes '' | head -n $(($1 - $(wc -l <README.md))); } >"$TMP/copy/README.md"; }
+pad_readme() { # a copy of README.md cut or padded to $1 lines
+    fresh_copy
+    { head -n "$1" README.md; yes '' | head -n "$1"; } | head -n "$1" >"$TMP/copy/README.md"
+}
 pad_readme 300
 $CHECK length "$TMP/copy" "$ROOT" >/dev/null && ok "length: a README of 300 lines passes" ||
     not_ok "length: a README of 300 lines" "fails"
