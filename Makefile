@@ -49,7 +49,7 @@ say = $(if $(filter 1,$(V)),,@printf '  %-4s %s\n' '$(1)' '$(2)';)
 MAKEFLAGS += --no-print-directory
 
 # Each folder of libsafepin sees only the headers of the folders it may use
-# (README, "Dependencies point one way"): a wrong-way include fails to
+# (docs/architecture.md, "Dependencies point one way"): a wrong-way include fails to
 # compile. Tests see them all.
 INC_util      := -Iutil
 INC_registry  := -Iregistry $(INC_util)

@@ -40,7 +40,7 @@ def read_report(path):
     """The end-of-run JSON report that SAFEPIN_OPTIONS=report=PATH (or
     ``safepin --report PATH``) wrote, as a dict: "version", "exit_status",
     "violations_total", "counters", "codes", "release_latency_us",
-    "violations" (README, "The JSON report"). A path with %p names one
+    "violations" (docs/report.md). A path with %p names one
     report per process: give the path of one of them (glob.glob finds them).
 
     Raises OSError when the file cannot be read, ValueError when it is not

@@ -14,7 +14,7 @@
 #   same return value and errno as without safepin (G10), and an api-error
 #   line naming the entry point and the code (HIP: "(<rc>)", libc: the
 #   errno's name and number), unless the case is in NO_API_ERROR: its answer
-#   is a success or a probe's (README, "api-error"), and no line may come.
+#   is a success or a probe's (docs/diagnostics.md, "API errors"), and no line may come.
 # Without safepin no line of safepin's, of course: the bare log must have
 # no api-error line either.
 # A case that fails without safepin (the runtime aborts: "Memobj map does
@@ -116,7 +116,7 @@ for c in $cases; do
             grep -q "safepin: api-error:" "$log.sp.err" && why="api-error line for a $quiet answer"
         elif grep -q '^rc 2 ' "$log.sp"; then
             # Out of memory describes the system, not the arguments: never an
-            # api-error line (README, "API errors"). ROCm 5.x (legacy) answers
+            # api-error line (docs/diagnostics.md, "API errors"). ROCm 5.x (legacy) answers
             # it to a range it cannot pin (hipamd ihipHostRegister).
             grep -q "safepin: api-error:" "$log.sp.err" && why="api-error line for out of memory"
         else

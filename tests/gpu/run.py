@@ -107,7 +107,7 @@ LEGACY_SKIP = {
 }
 LEGACY_TIMEOUT = 20
 # Hazards out of a preload library's reach, by build: the row shows the hazard
-# under safepin too and gets no verdict (README, "what it cannot see"). Inside
+# under safepin too and gets no verdict (docs/limits.md). Inside
 # a host function NVIDIA's runtime refuses cudaHostUnregister with 800 before
 # it reaches the driver; safepin takes that call itself only where the runtime
 # is a shared library (cuda/cudart.c). The same programs with the shared

@@ -96,7 +96,7 @@ KNOWN='
 # (unreg_late_work passes with the default hold, which leaves the real call
 # to the reaper while the device is busy; with hold=off the ordered
 # caller's real unregister follows safepin's own wait and waits for the
-# late host function too: README, "Unregister modes".)
+# late host function too: docs/unregister.md.)
 OPTRUNS='
 implicit_sync_reader     unregister=async     stale
 '

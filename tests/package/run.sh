@@ -18,7 +18,7 @@
 # 4. One version: VERSION, both launchers' --version, the library's log=debug
 #    line, the JSON report, the package's Version, its changelog and its
 #    manual pages agree.
-# 5. The README's GitHub Actions and GitLab CI jobs parse (python3-yaml) and
+# 5. docs/recipes.md's GitHub Actions and GitLab CI jobs parse (python3-yaml) and
 #    publish the JUnit file their safepin-smoke line writes; that line runs
 #    from the root in a scratch project.
 # 6. dpkg -r removes every file.
@@ -199,12 +199,12 @@ echo "# versions: $versions"
 check "one version: launchers, log=debug line, JSON report, package, changelog, manual pages" "$versions" \
     test "$versions" = "VERSION=$VERSION installed-launcher=safepin $VERSION tree-launcher=safepin $VERSION log=$VERSION report=$VERSION package=$VERSION changelog=$VERSION man=$VERSION "
 
-# ---- 5. the README's CI recipes ------------------------------------------------
+# ---- 5. the CI recipes of docs/recipes.md ---------------------------------------
 # Both YAML files parse; each runs safepin-smoke --junit over the list file
 # and publishes that JUnit file; their safepin-smoke line, run from the
 # installed root in a scratch project, writes it (one program with violations:
 # exit 1, one failure).
-python3 - README.md "$TMP" >"$TMP/recipes.out" 2>&1 <<'EOF'
+python3 - docs/recipes.md "$TMP" >"$TMP/recipes.out" 2>&1 <<'EOF'
 import re, shlex, sys, yaml
 text, tmp = open(sys.argv[1]).read(), sys.argv[2]
 docs = [yaml.safe_load(b) for b in re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)]
@@ -234,7 +234,7 @@ for name, cmd, junit in (("github", ghcmd, ghjunit), ("gitlab", glcmd, gljunit))
     open("%s/%s.junit" % (tmp, name), "w").write(junit + "\n")
 EOF
 prc=$?
-check "README: the GitHub Actions and GitLab CI recipes parse and publish their JUnit file" "$(tail -1 "$TMP/recipes.out")" \
+check "docs/recipes.md: the GitHub Actions and GitLab CI recipes parse and publish their JUnit file" "$(tail -1 "$TMP/recipes.out")" \
     test $prc -eq 0
 if [ $prc -eq 0 ]; then
     for ci in github gitlab; do
@@ -246,7 +246,7 @@ if [ $prc -eq 0 ]; then
             "$L/stale_free" >"$P/$list"
         (cd "$P" && PATH="$R/usr/bin:$PATH" sh -c "$(cat "$TMP/$ci.cmd")") >"$TMP/$ci.out" 2>&1
         crc=$?
-        check "README's $ci job: its safepin-smoke line from the package writes $junit (exit 1, 1 failure of 3)" \
+        check "docs/recipes.md's $ci job: its safepin-smoke line from the package writes $junit (exit 1, 1 failure of 3)" \
             "exit $crc; $(tail -2 "$TMP/$ci.out" | tr '\n' ' ')" \
             python3 -c 'import sys, xml.etree.ElementTree as ET
 s = ET.parse(sys.argv[1]).getroot()

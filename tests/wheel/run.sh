@@ -237,7 +237,7 @@ sys.exit(0 if sys.argv[2] == "1" and s.get("tests") == "2" and s.get("failures")
 EOF
 
 # ---- 4. without root -------------------------------------------------------------
-# The README's recipe as a user without root: python3 -m venv in a folder of
+# docs/recipes.md's recipe as a user without root: python3 -m venv in a folder of
 # their own, pip install --no-index, the launcher on a program.
 if [ "$(id -u)" -eq 0 ]; then
     AS=(setpriv --reuid=65534 --regid=65534 --clear-groups --)

@@ -2,7 +2,7 @@
 PyTorch's caching host allocator pins with cudaHostRegister and keeps its
 blocks registered until the process ends; safepin reports a registration
 still live at exit (leak-at-exit), which fails a strict run. Empty the cache
-when the test session ends (the README's pytest recipe)."""
+when the test session ends (the pytest recipe of docs/recipes.md)."""
 import pytest
 
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/gpu/wheel/run.sh WHEEL - the README's Python recipes on a GPU machine,
+# tests/gpu/wheel/run.sh WHEEL - the Python recipes of docs/recipes.md on a GPU machine,
 # from the installed wheel (tests/gpu/RESULTS.md, "The Python wheel").
 #
 # Installs WHEEL into the active Python environment (pip --no-index, as a

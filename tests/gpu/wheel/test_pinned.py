@@ -1,7 +1,7 @@
 """test_pinned.py - a project's GPU tests, as pytest collects them: pinned
 and registered host memory around copies to and from the GPU (PyTorch).
 
-The README's pytest recipe runs them under safepin-smoke (strict mode, a
+The pytest recipe of docs/recipes.md runs them under safepin-smoke (strict mode, a
 JUnit file); tests/gpu/wheel/run.sh does it on the GPU from the installed
 wheel. test_staging_leak has the bug a project's tests pass bare without
 seeing: a registered staging buffer is freed without being unregistered

@@ -6,7 +6,7 @@ worker processes, non-blocking copies to the GPU).
 Run it with PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True and
 that allocator pins with malloc + cudaHostRegister, and unpins with
 cudaHostUnregister + free when its cache is emptied (the end of this
-script): the calls safepin guards. The README's PyTorch recipe; tests/gpu/
+script): the calls safepin guards. The PyTorch recipe of docs/recipes.md; tests/gpu/
 wheel/run.sh runs it bare and under the wheel's launcher. Prints the loss
 per epoch, the accuracy and the host allocator's counts.
 """
