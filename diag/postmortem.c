@@ -146,6 +146,15 @@ void sp_postmortem_install(void)
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    for (unsigned i = 0; i < NSIGS; i++)
+    /* Only where the program left the default: a handler of its own (a
+     * crash reporter, a runtime's guard pages, one with SA_RESETHAND or its
+     * own mask and stack) stays exactly as it set it, and an ignored signal
+     * stays ignored (G12). */
+    for (unsigned i = 0; i < NSIGS; i++) {
+        struct sigaction cur;
+        if (sigaction(sigs[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
+            cur.sa_handler != SIG_DFL)
+            continue;
         sigaction(sigs[i], &sa, &old_act[i]);
+    }
 }

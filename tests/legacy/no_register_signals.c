@@ -9,7 +9,10 @@
  * runtime, preloaded in the sanitized runs, is the sanitizer's): safepin installs its
  * post-mortem handlers at the first registration, not before (a program
  * that checks, saves or chains its dispositions sees what it set). Then it
- * registers, copies and unregisters once, as a check that the rest works.
+ * installs a handler of its own for SIGBUS (with SA_RESETHAND and its own
+ * mask, as a crash reporter does), registers, copies and unregisters once:
+ * its SIGBUS handler, flags and mask must still be exactly what it set
+ * (safepin's handlers go only where the program left the default).
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -36,6 +39,8 @@ static void expect_default(const char *when)
     }
 }
 
+static void on_bus(int sig) { (void)sig; }
+
 int main(void)
 {
     expect_default("start of main");
@@ -53,12 +58,27 @@ int main(void)
     (void)hipPointerGetAttributes(&at, host);
     CHECK(hipFree(dev));
     expect_default("after the runtime calls");
+    struct sigaction mine, now;
+    memset(&mine, 0, sizeof mine);
+    mine.sa_handler = on_bus;
+    mine.sa_flags = SA_RESETHAND;
+    sigemptyset(&mine.sa_mask);
+    sigaddset(&mine.sa_mask, SIGUSR1);
+    if (sigaction(SIGBUS, &mine, NULL) != 0)
+        return 2;
     int *pinned = aligned_alloc(4096, N * sizeof(int));
     if (!pinned)
         return 2;
     legacy_fill(pinned, N, 0, 2);
     CHECK(hipHostRegister(pinned, N * sizeof(int), 0));
     CHECK(hipHostUnregister(pinned));
+    if (sigaction(SIGBUS, NULL, &now) != 0 || (now.sa_flags & SA_SIGINFO) ||
+        now.sa_handler != on_bus || !(now.sa_flags & SA_RESETHAND) ||
+        !sigismember(&now.sa_mask, SIGUSR1)) {
+        fprintf(stderr, "after the first registration: the program's SIGBUS handler was replaced "
+                        "or changed\n");
+        (*legacy_failures())++;
+    }
     free(pinned);
     free(host);
     return legacy_finish();
