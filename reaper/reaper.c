@@ -21,7 +21,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 /* The reaper's part of a range (sp_range.part, after the diagnostics'):
@@ -62,6 +61,7 @@ static struct {
     int capture_blocked; /* the reaper waits for a capture to end */
     int main_gone;    /* main ended (pthread_exit, or its thread exited): end when idle */
     uint64_t leader_checked; /* when leader_gone last looked (monotonic ns) */
+    int exe_ok;       /* /proc/self/exe was readable when the reaper started */
     int exiting;      /* the exit drain ran: no idle work any more */
     int abandoned;    /* exit gave up on the pending work: no more calls */
     int inline_running; /* no reaper thread could start: a waiter does its work */
@@ -680,20 +680,20 @@ void sp_reaper_runtime_gone(void)
 /* 1 if the process's first thread (its main thread, or the one a clone()
  * without CLONE_VM started) has exited, by any way: pthread_exit (also seen
  * by main_thread_ended), or a raw SYS_exit (a clone()'s function returning,
- * a program's syscall(SYS_exit)), which nothing can hook. An exited thread
- * has given up its memory: reading one byte of this process through it
- * fails with ESRCH. One system call, no file descriptor. Where the call is
- * refused (seccomp, an old kernel), the answer is 0. */
+ * a program's syscall(SYS_exit)), which nothing can hook. The kernel stops
+ * showing /proc/self/exe once that thread has exited (it reads the link
+ * through the first thread's memory map): one readlink, no file descriptor,
+ * a call every sandbox allows (the loader and libc make it). Looked at only
+ * where /proc works (R.exe_ok, from the reaper's own /proc/thread-self/exe),
+ * else the answer is 0. */
 static int leader_gone(void)
 {
-    static volatile char probe = 1;
-    char got;
-    struct iovec mine = {&got, 1}, theirs = {(void *)&probe, 1};
+    char buf[8];
     int saved = errno;
-    long n = syscall(SYS_process_vm_readv, (long)getpid(), &mine, 1L, &theirs, 1L, 0L);
-    int gone = n < 0 && errno == ESRCH;
+    long n = syscall(SYS_readlink, "/proc/self/exe", buf, sizeof(buf));
+    int gone = n < 0 && errno == ENOENT;
     errno = saved;
-    return gone;
+    return gone && R.exe_ok;
 }
 
 /* Lock held. Waits for work; returns 1 when the reaper should end instead:
@@ -865,7 +865,12 @@ static void *reaper_main(void *arg)
     sp_mem_free(sp_mem_alloc(64));
     void *volatile warm = malloc(64);
     free(warm);
+    char exe[8];
+    /* (This thread's own link: readable whether or not the first thread
+     * is still there.) */
+    int exe_ok = syscall(SYS_readlink, "/proc/thread-self/exe", exe, sizeof(exe)) > 0;
     sp_lock();
+    R.exe_ok = R.exe_ok || exe_ok;
     R.warm = 1;
     sp_lock_broadcast();
     sp_unlock();
