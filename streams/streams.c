@@ -662,18 +662,24 @@ void sp_marks_wait_captures(int *stop)
  * one at a time. Without them, out of memory would mean a release, or an
  * ordered unregister's visibility, with nothing to wait on. They live in
  * .bss, not in thread-local storage: static TLS is carved out of every
- * thread's stack, the program's smallest ones too (DESIGN G12). Past the
- * pool, the caller gets NULL and takes its no-marker path. */
+ * thread's stack, the program's smallest ones too (DESIGN G12); its pages
+ * are touched only when used. A thread holds at most one set at a time
+ * (taken and put back in one call: sp_wait_prior_work, the reaper's
+ * wait_prior_work), so when every set is in use, sp_marks_take waits for
+ * one: their holders wait only for the device. */
 #define SP_MARKS_RESERVE 64
-#define SP_MARKS_RESERVE_SETS 8
+#define SP_MARKS_RESERVE_SETS 32
 static union {
     sp_marks m;
     unsigned char bytes[sizeof(sp_marks) + SP_MARKS_RESERVE * sizeof(mark)];
 } reserve_pool[SP_MARKS_RESERVE_SETS];
 static atomic_uint reserve_used; /* bit i: reserve_pool[i] is taken */
 
-static sp_marks *marks_alloc(size_t cap)
+/* NULL: out of memory past what a reserve set holds, or (*busy) every
+ * reserve set in use. */
+static sp_marks *marks_alloc(size_t cap, int *busy)
 {
+    *busy = 0;
     sp_marks *m = sp_mem_alloc(sizeof(*m) + cap * sizeof(mark));
     if (m) {
         m->reserve = 0;
@@ -683,9 +689,11 @@ static sp_marks *marks_alloc(size_t cap)
         return NULL;
     unsigned used = atomic_load(&reserve_used);
     for (;;) {
-        unsigned freebits = ~used & ((1u << SP_MARKS_RESERVE_SETS) - 1);
-        if (!freebits)
+        unsigned freebits = ~used & (unsigned)((1ull << SP_MARKS_RESERVE_SETS) - 1);
+        if (!freebits) {
+            *busy = 1;
             return NULL;
+        }
         int i = __builtin_ctz(freebits);
         if (atomic_compare_exchange_weak(&reserve_used, &used, used | (1u << i))) {
             m = &reserve_pool[i].m;
@@ -789,14 +797,24 @@ sp_marks *sp_marks_take(void)
     } else {
         scan_all(&sc, SP_RT_MAX); /* none */
     }
-    while (S.n_unsettled > 0)
-        sp_lock_wait();
-    size_t cap = S.n_orphans;
-    for (int rt = 0; rt < SP_RT_MAX; rt++)
-        cap += null_marks_cap(rt, &sc);
-    for (stream_ent *e = S.streams; e; e = e->next)
-        cap++;
-    sp_marks *m = marks_alloc(cap);
+    sp_marks *m;
+    for (;;) {
+        while (S.n_unsettled > 0)
+            sp_lock_wait();
+        size_t cap = S.n_orphans;
+        for (int rt = 0; rt < SP_RT_MAX; rt++)
+            cap += null_marks_cap(rt, &sc);
+        for (stream_ent *e = S.streams; e; e = e->next)
+            cap++;
+        int busy;
+        m = marks_alloc(cap, &busy);
+        if (m || !busy)
+            break;
+        /* Out of memory and every reserve set in use: one comes back when
+         * its holder's device work is done. Never return without one (the
+         * caller would not wait for that work). */
+        sp_lock_timedwait_ns(sp_now_ns() + 1000000ull);
+    }
     if (!m) {
         scan_all_done(&sc);
         return NULL;

@@ -121,6 +121,30 @@ for fail in event_create:1+ event_record:1+ event_sync:1+ unregister:1; do
         else no "fault SIMHIP_FAIL=$fail $pers: ordered unregister still sees the device's bytes" "$why"; fi
     done
 done
+# Out of memory in safepin while 48 threads unregister at once (legacy: the
+# ordered unregister records markers): each needs one of safepin's reserve
+# marker sets, fewer than the threads; none may return before its work is
+# done (reserve_marks reads its buffer right after). At least one of the
+# allocation budgets must let every registration through (so that every
+# unregister needed a set).
+RES=$BUILD/tests/legacy/reserve_marks
+full=0
+for n in 130 150 170 200; do
+    log=$LOGDIR/reserve-marks-$n.log
+    { timeout -k 5 60 env SAFEPIN_TEST_FAIL="alloc:$n+" SIMHIP_PERSONALITY=legacy \
+        LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB SAFEPIN_OPTIONS=backtrace=0 \
+        "$RES" 48 >"$log" 2>&1; RC=$?; } 2>/dev/null
+    grep -q '^registered 48 of 48' "$log" && full=1
+    why=
+    if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then why="hang"
+    elif grep -qE "$BAD" "$log"; then why=$(grep -m1 -E "$BAD" "$log")
+    elif [ "$RC" -ne 0 ] || ! grep -qx OK "$log"; then why="exit $RC: $(grep -m1 -E 'read before|FAILED' "$log")"
+    fi
+    if [ -z "$why" ]; then ok "fault SAFEPIN_TEST_FAIL=alloc:$n+ legacy: 48 unregisters at once, no byte read early ($(head -1 "$log"))"
+    else no "fault SAFEPIN_TEST_FAIL=alloc:$n+ legacy: 48 unregisters at once" "$why"; fi
+done
+if [ "$full" -eq 1 ]; then ok "fault reserve marker sets: a budget let all 48 registrations through"
+else no "fault reserve marker sets" "no allocation budget let all 48 registrations through: the test no longer reaches the reserve sets"; fi
 # A register over a range whose release is pending, made during the
 # caller's own capture while no marker can be made: the release waits for a
 # capture to end, so the register must not wait for the release (it did:

@@ -102,6 +102,7 @@ fork_raw_threads       legacy:clean,current:clean,rocm7:clean                   
 last_thread_exit       legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 no_register_signals    legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 unregister_after_free  legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!runtime-error
+reserve_marks          legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
