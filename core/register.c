@@ -180,6 +180,7 @@ static int register_range(const sp_rt_ops *o, const sp_call *c, sp_register_thun
         sp_reg_remove(r);
     } else {
         r->registering = 0;
+        sp_reaper_forget_owed(r->base); /* registered anew: nothing owed there */
         SP_COUNT(registrations);
         sp_history_add(SP_EV_REGISTER, r->base, size, sp_sites(r)->reg);
     }
@@ -227,7 +228,6 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         site = NULL;
         sp_streams_add_place(rt, place);
         tok = sp_reg_op_begin((uintptr_t)p, size);
-        sp_reaper_forget_owed((uintptr_t)p);
         sp_reaper_start(); /* here, before any memory hook may need it */
     }
     sp_unlock();

@@ -91,11 +91,10 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         sp_site_free(site);
         return code;
     }
-    if (r->state == SP_RANGE_RELEASING && r->owed) {
+    if (r->state == SP_RANGE_RELEASING && sp_reaper_take_owed(base)) {
         /* Freed while registered (its release is under way), then
          * unregistered by the program: what the runtime answers for the
          * stale registration it would still hold without safepin. */
-        r->owed = 0;
         sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
         sp_unlock();
         sp_site_free(site);

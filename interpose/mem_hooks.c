@@ -558,7 +558,7 @@ static void report_live(sp_range *r, claim_ctx *c)
         }
     }
     r->t_unregister_ns = sp_now_ns();
-    r->owed = 1;
+    sp_reaper_owe(r->base);
     if (c->quiet && c->n_quiet < (int)sizeof(c->quiet_part)) {
         c->quiet_part[c->n_quiet] = 0;
         c->quiet_base[c->n_quiet++] = r->base;

@@ -74,7 +74,6 @@ static struct {
     uint64_t submit_seq;
     size_t n_releasing;
     uintptr_t graveyard[SP_GRAVEYARD];
-    unsigned char grave_owed[SP_GRAVEYARD]; /* its range's owed flag */
     unsigned grave_i;
     unsigned char grace_wasted[64]; /* by size class: graces ended by a free, in a row */
     uint64_t grace_retry_ns[64];    /* by size class: when a skipped class may try again */
@@ -430,22 +429,59 @@ int sp_reaper_recently_released(uintptr_t base)
     return 0;
 }
 
-int sp_reaper_take_owed(uintptr_t base)
+/* The bases that owe the program one successful unregister: an open-
+ * addressing table (linear probing, deletion by shifting back), in .bss,
+ * touched only by programs that free registered memory. Up to 3/4 full:
+ * past that, a new base owes nothing (its unregister gets "not
+ * registered"). Lock held for all three. */
+#define SP_OWED_CAP 4096u
+static uintptr_t owed_tab[SP_OWED_CAP];
+static unsigned owed_n;
+
+static unsigned owed_home(uintptr_t base)
 {
-    for (unsigned i = 0; i < SP_GRAVEYARD; i++)
-        if (R.graveyard[i] == base && base && R.grave_owed[i]) {
-            R.grave_owed[i] = 0;
-            return 1;
-        }
-    return 0;
+    return (unsigned)(((uint64_t)base * 0x9E3779B97F4A7C15ull) >> 52) & (SP_OWED_CAP - 1);
 }
 
-void sp_reaper_forget_owed(uintptr_t base)
+void sp_reaper_owe(uintptr_t base)
 {
-    for (unsigned i = 0; i < SP_GRAVEYARD; i++)
-        if (R.graveyard[i] == base)
-            R.grave_owed[i] = 0;
+    if (!base || owed_n >= SP_OWED_CAP / 4 * 3)
+        return;
+    unsigned i = owed_home(base);
+    while (owed_tab[i] && owed_tab[i] != base)
+        i = (i + 1) & (SP_OWED_CAP - 1);
+    if (!owed_tab[i]) {
+        owed_tab[i] = base;
+        owed_n++;
+    }
 }
+
+int sp_reaper_take_owed(uintptr_t base)
+{
+    if (!base || !owed_n)
+        return 0;
+    unsigned i = owed_home(base);
+    while (owed_tab[i] && owed_tab[i] != base)
+        i = (i + 1) & (SP_OWED_CAP - 1);
+    if (!owed_tab[i])
+        return 0;
+    /* Delete, then move back each later entry of the run that its home
+     * allows, so that no probe stops early. */
+    owed_tab[i] = 0;
+    owed_n--;
+    for (unsigned j = (i + 1) & (SP_OWED_CAP - 1); owed_tab[j]; j = (j + 1) & (SP_OWED_CAP - 1)) {
+        unsigned h = owed_home(owed_tab[j]);
+        /* Is h cyclically outside (i, j]? Then the entry may move to i. */
+        if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+            owed_tab[i] = owed_tab[j];
+            owed_tab[j] = 0;
+            i = j;
+        }
+    }
+    return 1;
+}
+
+void sp_reaper_forget_owed(uintptr_t base) { (void)sp_reaper_take_owed(base); }
 
 /* ---- the thread --------------------------------------------------------- */
 
@@ -593,7 +629,6 @@ static int complete_release(sp_range *r)
     if (sp_actions_settle(r))
         sp_actions_run_ready();
     sp_history_add(SP_EV_RELEASED, r->base, r->size, NULL);
-    R.grave_owed[R.grave_i % SP_GRAVEYARD] = r->owed;
     R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
     R.n_releasing--;
     SP_COUNT(releases_completed);

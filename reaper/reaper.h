@@ -150,12 +150,14 @@ int sp_wait_prior_work(void);
 int sp_reaper_recently_released(uintptr_t base);
 
 /* A range released because the program freed or unmapped it while it was
- * registered (freed-while-registered) still owes the program's own
- * unregister of its base: without safepin the runtime kept that stale
- * registration, and answers that unregister with success. take: 1 (and
- * forgotten) if a released range at base owes it. forget: a new
- * registration at base; nothing is owed there any more. Lock held. */
+ * registered (freed-while-registered) owes the program's own unregister of
+ * its base: without safepin the runtime kept that stale registration, and
+ * answers that unregister with success. owe: base owes one (up to 3072
+ * bases at once). take: 1 (and forgotten) if base owes one. forget: a new
+ * registration at base succeeded; nothing is owed there any more. Lock
+ * held. */
 int sp_reaper_take_owed(uintptr_t base);
+void sp_reaper_owe(uintptr_t base);
 void sp_reaper_forget_owed(uintptr_t base);
 
 /* Forget which sizes' revive graces were wasted (reaper.c, "which sizes

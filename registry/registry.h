@@ -63,8 +63,6 @@ typedef struct sp_range {
     unsigned leak_reported : 1;
     unsigned stuck : 1;         /* its real unregister failed: kept pinned and alive */
     unsigned registering : 1;   /* the real register is in progress */
-    unsigned owed : 1;          /* released for a free while live: the program's own
-                                   unregister of its base is still to come */
     uint64_t t_unregister_ns;/* when the program unregistered it */
     UT_hash_handle hh;
     sp_tree_node node;

@@ -12,7 +12,12 @@
  *   munmap     an mmap'd 1 MiB, unmapped, then unregistered at once;
  *   munmap+    the same, unregistered 200 ms later (the release done);
  *   free       a 64 KiB malloc block, freed, then unregistered;
- *   mremap     a mapping moved over the registered one (MREMAP_FIXED).
+ *   mremap     a mapping moved over the registered one (MREMAP_FIXED);
+ *   refused    unmapped, then registered again at its address (refused:
+ *              nothing is mapped there), then unregistered;
+ *   many       1100 pages unmapped while registered, unregistered after
+ *              every release is done (more than safepin's record of recent
+ *              releases holds).
  */
 #include <sys/mman.h>
 #include "legacy.h"
@@ -69,6 +74,35 @@ int main(void)
         EXPECT_ERR(hipHostUnregister(dst), hipSuccess);
         second(dst, "mremap");
         munmap(dst, MAPLEN);
+    }
+
+    char *r = map();
+    CHECK(hipHostRegister(r, MAPLEN, 0));
+    munmap(r, MAPLEN);
+    if (hipHostRegister(r, MAPLEN, 0) == hipSuccess) {
+        fprintf(stderr, "refused: a register of unmapped memory succeeded\n");
+        (*legacy_failures())++;
+    }
+    EXPECT_ERR(hipHostUnregister(r), hipSuccess);
+    second(r, "refused");
+
+    enum { MANY = 1100 };
+    char *pages = mmap(NULL, MANY * 4096ul, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+    if (pages == MAP_FAILED)
+        return 2;
+    memset(pages, 3, MANY * 4096ul);
+    for (int i = 0; i < MANY; i++)
+        CHECK(hipHostRegister(pages + i * 4096ul, 4096, 0));
+    munmap(pages, MANY * 4096ul); /* every page still registered */
+    CHECK(hipDeviceSynchronize());
+    usleep(500 * 1000); /* every release done */
+    int refused = 0;
+    for (int i = 0; i < MANY; i++)
+        refused += hipHostUnregister(pages + i * 4096ul) != hipSuccess;
+    if (refused) {
+        fprintf(stderr, "many: %d of %d unregisters after the free refused\n", refused, MANY);
+        (*legacy_failures())++;
     }
     return legacy_finish();
 }
