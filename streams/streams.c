@@ -808,11 +808,12 @@ sp_marks *sp_marks_take(void)
             cap++;
         int busy;
         m = marks_alloc(cap, &busy);
-        if (m || !busy)
+        if (m || !busy || sp_tls_in_hostfn)
             break;
         /* Out of memory and every reserve set in use: one comes back when
          * its holder's device work is done. Never return without one (the
-         * caller would not wait for that work). */
+         * caller would not wait for that work); but never wait in a host
+         * function, whose stream the holders' work may be behind. */
         sp_lock_timedwait_ns(sp_now_ns() + 1000000ull);
     }
     if (!m) {
