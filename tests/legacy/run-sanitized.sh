@@ -69,8 +69,10 @@ ASAN_FORK_PROGRAMS="fork_reregister fork_inherit fork_threads fork_pending_child
 # two_dev_launches' doorbell kernel polls host memory through the simulated
 # device's plain copy while the host stores to it atomically: a race by
 # TSan's reading of the test's own device model, not of safepin's.
-# fork_raw_threads forks with a raw system call while threads run: no
-# handler of TSan's runs, and its child waits on TSan's own locks.
+# fork_raw and fork_raw_threads fork with a raw system call while threads
+# run (safepin's reaper, the program's): no handler of TSan's runs, so
+# TSan's child still counts the parent's threads (it reports their last
+# accesses as races with the child's) or waits on TSan's own locks.
 # hole_in_range_unmap: as under ASan, the runtime's own mapping lands in the
 # program's hole: simhip starts a stream thread for the kernels launched
 # after the tail's unmap, TSan maps that thread's dynamic-TLS table at its
@@ -78,7 +80,7 @@ ASAN_FORK_PROGRAMS="fork_reregister fork_inherit fork_threads fork_pending_child
 # munmap of its original span takes it, and TSan faults in DTLS_Destroy
 # when the thread ends (seen in gdb: the faulting address is in the hole).
 # Where the kernel places it depends on the layout, with or without safepin.
-TSAN_FORK_PROGRAMS="fork_hang fork_inherit fork_threads two_dev_launches fork_raw_threads hole_in_range_unmap"
+TSAN_FORK_PROGRAMS="fork_hang fork_inherit fork_threads two_dev_launches fork_raw fork_raw_threads hole_in_range_unmap"
 PROBE_LOG=build/asan/test-logs/legacy-asan-probe.log
 
 # Does an ASan program start and run correctly with safepin preloaded ahead of
