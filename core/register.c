@@ -180,7 +180,7 @@ static int register_range(const sp_rt_ops *o, const sp_call *c, sp_register_thun
         sp_reg_remove(r);
     } else {
         r->registering = 0;
-        sp_reaper_forget_owed(r->base); /* registered anew: nothing owed there */
+        (void)sp_reaper_take_owed(r->base); /* registered anew: nothing owed there */
         SP_COUNT(registrations);
         sp_history_add(SP_EV_REGISTER, r->base, size, sp_sites(r)->reg);
     }

@@ -481,8 +481,6 @@ int sp_reaper_take_owed(uintptr_t base)
     return 1;
 }
 
-void sp_reaper_forget_owed(uintptr_t base) { (void)sp_reaper_take_owed(base); }
-
 /* ---- the thread --------------------------------------------------------- */
 
 /* Lock held. 1 if r's release waits a grace for an identical re-register:

@@ -153,12 +153,11 @@ int sp_reaper_recently_released(uintptr_t base);
  * registered (freed-while-registered) owes the program's own unregister of
  * its base: without safepin the runtime kept that stale registration, and
  * answers that unregister with success. owe: base owes one (up to 3072
- * bases at once). take: 1 (and forgotten) if base owes one. forget: a new
- * registration at base succeeded; nothing is owed there any more. Lock
- * held. */
+ * bases at once). take: 1 (and forgotten) if base owes one; also taken
+ * when a new registration at base succeeds (nothing is owed there any
+ * more). Lock held. */
 int sp_reaper_take_owed(uintptr_t base);
 void sp_reaper_owe(uintptr_t base);
-void sp_reaper_forget_owed(uintptr_t base);
 
 /* Forget which sizes' revive graces were wasted (reaper.c, "which sizes
  * get a grace"): each size gets its grace again. Lock held. For tests. */
