@@ -13,15 +13,16 @@
 static int check_args(const sp_rt_ops *o, const sp_call *c, void *p, size_t size,
                       unsigned flags)
 {
+    sp_diag_range v = {(uintptr_t)p, size, -1, NULL, NULL};
     if (!p || size == 0) {
-        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(%p, %zu, 0x%x)%s: %s", c->name, p, size, flags,
-                sp_core_via(o, c), p ? "size 0" : "NULL pointer");
+        sp_diag_in(SP_INVALID_ARGUMENT, &v, "%s(%p, %zu, 0x%x)%s: %s", c->name, p, size, flags,
+                   sp_core_via(o, c), p ? "size 0" : "NULL pointer");
         return o->err_invalid_value;
     }
     if (size > UINTPTR_MAX - (uintptr_t)p) {
-        sp_diag(SP_INVALID_ARGUMENT, NULL,
-                "%s(%p, %zu, 0x%x)%s: the range wraps around the address space", c->name, p,
-                size, flags, sp_core_via(o, c));
+        sp_diag_in(SP_INVALID_ARGUMENT, &v,
+                   "%s(%p, %zu, 0x%x)%s: the range wraps around the address space", c->name, p,
+                   size, flags, sp_core_via(o, c));
         return o->err_invalid_value;
     }
     return 0;

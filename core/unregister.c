@@ -19,7 +19,8 @@ sp_range *sp_core_settled_containing(uintptr_t p)
 /* Not the runtime's range of safepin's: the runtime answers (it may hold
  * registrations safepin never saw, or have no device at all); its error
  * passes through. Lock held on entry, released on return. */
-static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_site *site)
+static int unregister_unknown(int rt, const sp_rt_ops *o, const sp_call *c, void *p,
+                              sp_site *site)
 {
     uintptr_t base = (uintptr_t)p;
     int dbl = sp_reaper_recently_released(base);
@@ -37,12 +38,17 @@ static int unregister_unknown(const sp_rt_ops *o, const sp_call *c, void *p, sp_
         sp_history_add(SP_EV_UNREGISTER, base, 0, site);
         e = 0;
     } else if (e == o->err_not_registered) {
-        if (dbl)
-            sp_diag(SP_DOUBLE_UNREGISTER, NULL, "%s(%p)%s: already unregistered (and released)",
-                    c->name, p, sp_core_via(o, c));
+        sp_diag_range v = {base, 0, rt, NULL, NULL};
+        if (dbl && sp_reaper_released_view(base, &v))
+            sp_diag_in(SP_DOUBLE_UNREGISTER, &v,
+                       "%s(%p)%s: already unregistered (and released): the range 0x%lx (%zu bytes)",
+                       c->name, p, sp_core_via(o, c), (unsigned long)v.base, v.size);
+        else if (dbl)
+            sp_diag_in(SP_DOUBLE_UNREGISTER, &v, "%s(%p)%s: already unregistered (and released)",
+                       c->name, p, sp_core_via(o, c));
         else
-            sp_diag(SP_UNREGISTER_UNKNOWN, NULL, "%s(%p)%s: not a registered pointer", c->name, p,
-                    sp_core_via(o, c));
+            sp_diag_in(SP_UNREGISTER_UNKNOWN, &v, "%s(%p)%s: not a registered pointer", c->name,
+                       p, sp_core_via(o, c));
     }
     sp_unlock();
     sp_site_free(site);
@@ -65,7 +71,8 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     const sp_rt_ops *o = sp_rt(rt);
     SP_TRACE("%s(%p)%s%s", c->name, p, sp_core_via(o, c), sp_tls_in_hostfn ? " in a host function" : "");
     if (!p) {
-        sp_diag(SP_INVALID_ARGUMENT, NULL, "%s(NULL)%s", c->name, sp_core_via(o, c));
+        sp_diag_range v = {0, 0, rt, NULL, NULL};
+        sp_diag_in(SP_INVALID_ARGUMENT, &v, "%s(NULL)%s", c->name, sp_core_via(o, c));
         return o->err_invalid_value;
     }
     uintptr_t base = (uintptr_t)p;
@@ -76,7 +83,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     sp_lock();
     sp_range *r = sp_core_settled_containing(base);
     if (!r || r->rt != rt)
-        return unregister_unknown(o, c, p, site);
+        return unregister_unknown(rt, o, c, p, site);
     if (r->base != base) {
         /* Inside a range the program unregistered already: the answer for
          * memory no longer registered (CUDA's 713, not its 1), as once the
@@ -117,7 +124,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         sp_unlock();
         sp_site_free(site);
         if (wait)
-            sp_wait_prior_work();
+            sp_wait_prior_work(base);
         return 0;
     }
     sp_site_free(sp_sites(r)->unreg);
@@ -173,7 +180,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         int hold = sp_hold_runtime(rt);
         int idle = !any_capture && (by_runtime ? graced : hold) && sp_streams_quiet(rt);
         int direct = by_runtime && !idle;
-        int covered = direct || idle || (sp_wait_prior_work() && !captures);
+        int covered = direct || idle || (sp_wait_prior_work(base) && !captures);
         /* Relaxed, as on the reaper: another thread's capture in global
          * mode must not see (and be invalidated by) safepin's real call. */
         int old = sp_relaxed_enter();
@@ -190,7 +197,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
          * waited, so safepin does before the call returns (G1). Made in the
          * program's call, its refusal is the program's answer (G10). */
         if (direct && done != 1) {
-            sp_wait_prior_work();
+            sp_wait_prior_work(base);
             if (done == 2) {
                 sp_reaper_kick();
                 return real;

@@ -243,7 +243,7 @@ static size_t prefix(char *buf, size_t n, const char *code)
     return w < 0 ? 0 : ((size_t)w < n ? (size_t)w : n - 1);
 }
 
-static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r);
+static void keep_violation(sp_code c, const char *msg, sp_site *here, const sp_diag_range *r);
 
 /* Diagnostics counted on this thread: a hook compares it before and after
  * the program's call (runtime/api_error.c). */
@@ -463,7 +463,7 @@ static sp_module_stamp *stamps_of(const sp_site *s)
     return st;
 }
 
-static void keep_violation(sp_code c, const char *msg, sp_site *here, const struct sp_range *r)
+static void keep_violation(sp_code c, const char *msg, sp_site *here, const sp_diag_range *r)
 {
     pthread_mutex_lock(&kept_lock);
     int full = kept_n >= SP_MAX_KEPT;
@@ -472,8 +472,8 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
         sp_site_free(here);
         return;
     }
-    sp_site *reg = r ? site_copy(sp_sites(r)->reg) : NULL;
-    sp_site *unreg = r ? site_copy(sp_sites(r)->unreg) : NULL;
+    sp_site *reg = r ? site_copy(r->reg) : NULL;
+    sp_site *unreg = r ? site_copy(r->unreg) : NULL;
     sp_module_stamp *st[3] = {stamps_of(here), stamps_of(reg), stamps_of(unreg)};
     pthread_mutex_lock(&kept_lock);
     if (kept_n < SP_MAX_KEPT) {
@@ -491,7 +491,7 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
             here = reg = unreg = NULL;
             st[0] = st[1] = st[2] = NULL;
             /* The range's runtime, else the one whose call the message names. */
-            k->rt = r ? r->rt : runtime_named_in(msg);
+            k->rt = r && r->rt >= 0 ? r->rt : runtime_named_in(msg);
             if (r) {
                 k->base = r->base;
                 k->size = r->size;
@@ -510,9 +510,9 @@ static void keep_violation(sp_code c, const char *msg, sp_site *here, const stru
 /* gen_suppressions=1: the line that would silence this diagnostic. A leak
  * is named by where it was registered (its "at" stack is the exit path),
  * anything else by where it happened first. */
-static void print_generated(sp_code c, const sp_site *here, const struct sp_range *r)
+static void print_generated(sp_code c, const sp_site *here, const sp_diag_range *r)
 {
-    const sp_site *reg = r ? sp_sites(r)->reg : NULL;
+    const sp_site *reg = r ? r->reg : NULL;
     const sp_site *stacks[2] = {here, reg};
     if (c == SP_LEAK_AT_EXIT) {
         stacks[0] = reg;
@@ -530,7 +530,7 @@ static void print_generated(sp_code c, const sp_site *here, const struct sp_rang
 
 /* The work of sp_diag, on safepin's stack; here (taken): the stack the
  * caller captured, or NULL. */
-static void diag_body(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt,
+static void diag_body(sp_code c, const sp_diag_range *r, sp_site *here, const char *fmt,
                       va_list ap)
 {
     sp_supp_flush(); /* what is wrong in the suppressions files comes first */
@@ -544,7 +544,7 @@ static void diag_body(sp_code c, const struct sp_range *r, sp_site *here, const 
 
     /* Suppressed: counted as such, by suppression, and nothing else. */
     if (sp_supp_wanted(c)) {
-        const sp_site *stacks[2] = {here, r ? sp_sites(r)->reg : NULL};
+        const sp_site *stacks[2] = {here, r ? r->reg : NULL};
         int s = sp_supp_match(c, stacks, 2);
         if (s >= 0) {
             tls_diags++; /* safepin has had its say about this call */
@@ -573,12 +573,12 @@ static void diag_body(sp_code c, const struct sp_range *r, sp_site *here, const 
         log_counted(code_table[c].name, "%s", msg);
         if (here)
             print_pcs("at", here->pc, here->n, here->tid);
-        if (r && sp_sites(r)->reg) {
-            const sp_site *s = sp_sites(r)->reg;
+        if (r && r->reg) {
+            const sp_site *s = r->reg;
             print_pcs("registered at", s->pc, s->n, s->tid);
         }
-        if (r && sp_sites(r)->unreg) {
-            const sp_site *s = sp_sites(r)->unreg;
+        if (r && r->unreg) {
+            const sp_site *s = r->unreg;
             print_pcs("unregistered/freed at", s->pc, s->n, s->tid);
         }
         if (violation && sp_opt.gen_suppressions)
@@ -610,7 +610,7 @@ static int diag_wants_site(sp_code c)
 
 typedef struct diag_call {
     sp_code c;
-    const struct sp_range *r;
+    const sp_diag_range *r;
     sp_site *here;
     const char *fmt;
     va_list *ap;
@@ -625,14 +625,50 @@ static void diag_own(void *p)
     va_end(ap);
 }
 
+/* The view of a range the diagnostics take (NULL for none). */
+static const sp_diag_range *view_of(const struct sp_range *r, sp_diag_range *v)
+{
+    if (!r)
+        return NULL;
+    *v = (sp_diag_range){r->base, r->size, r->rt, sp_sites(r)->reg, sp_sites(r)->unreg};
+    return v;
+}
+
+static void diag_go(sp_code c, const sp_diag_range *v, sp_site *here, const char *fmt, va_list ap)
+{
+    diag_call d = {c, v, here, fmt, NULL};
+    va_list aq;
+    va_copy(aq, ap);
+    d.ap = &aq;
+    sp_call_on_own_stack(diag_own, &d);
+    va_end(aq);
+}
+
+/* Codes said at the process's end (a leak, a release the drain did not
+ * see through) have no "at" stack of their own: where the program was
+ * then is its exit path, not where the range went wrong. */
+static int diag_code_has_site(sp_code c)
+{
+    return c != SP_LEAK_AT_EXIT && c != SP_RELEASE_TIMEOUT;
+}
+
 /* noinline: sp_site_capture counts the frames above the program's. */
 __attribute__((noinline)) void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
 {
-    diag_call d = {c, r, diag_wants_site(c) ? sp_site_capture() : NULL, fmt, NULL};
+    sp_diag_range v;
+    sp_site *here = diag_code_has_site(c) && diag_wants_site(c) ? sp_site_capture() : NULL;
     va_list ap;
     va_start(ap, fmt);
-    d.ap = &ap;
-    sp_call_on_own_stack(diag_own, &d);
+    diag_go(c, view_of(r, &v), here, fmt, ap);
+    va_end(ap);
+}
+
+__attribute__((noinline)) void sp_diag_in(sp_code c, const sp_diag_range *r, const char *fmt, ...)
+{
+    sp_site *here = diag_code_has_site(c) && diag_wants_site(c) ? sp_site_capture() : NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    diag_go(c, r, here, fmt, ap);
     va_end(ap);
 }
 
@@ -643,11 +679,10 @@ __attribute__((noinline)) sp_site *sp_diag_site(sp_code c)
 
 void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt, ...)
 {
-    diag_call d = {c, r, here, fmt, NULL};
+    sp_diag_range v;
     va_list ap;
     va_start(ap, fmt);
-    d.ap = &ap;
-    sp_call_on_own_stack(diag_own, &d);
+    diag_go(c, view_of(r, &v), here, fmt, ap);
     va_end(ap);
 }
 
@@ -689,7 +724,7 @@ static void json_str(FILE *f, const char *s);
  * addr2line run per module for the whole report, not one per stack. */
 typedef struct frame_key {
     void *pc;
-    unsigned char adj; /* a return address (every frame but the first) */
+    unsigned char adj; /* a return address: every frame of a site */
 } frame_key;
 typedef struct frame_table {
     size_t n;
@@ -708,7 +743,7 @@ static int frame_key_cmp(const void *a, const void *b)
 static size_t add_site_keys(frame_key *key, size_t n, const sp_site *s)
 {
     for (int i = 0; s && i < s->n && i < SP_SYM_MAX; i++)
-        key[n++] = (frame_key){s->pc[i], i > 0};
+        key[n++] = (frame_key){s->pc[i], 1};
     return n;
 }
 
@@ -765,7 +800,7 @@ static void site_frames(const frame_table *t, const sp_site *s, const sp_module_
 {
     int i;
     for (i = 0; i < n; i++) {
-        frame_key k = {s->pc[i], i > 0};
+        frame_key k = {s->pc[i], 1};
         const frame_key *hit = t->n ? bsearch(&k, t->key, t->n, sizeof(k), frame_key_cmp) : NULL;
         if (!hit)
             break;
@@ -796,11 +831,11 @@ static void json_site(FILE *f, const char *key, const sp_site *s, const sp_modul
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s{\"pc\": \"%p\", \"function\": ", i ? ", " : "", s->pc[i]);
         json_str(f, fi[i].func);
-        fprintf(f, ", \"offset\": %lu, \"file\": ", (unsigned long)fi[i].func_offset);
+        fprintf(f, ", \"file\": ");
         json_str(f, fi[i].file);
-        fprintf(f, ", \"module\": ");
+        fprintf(f, ", \"line\": %d, \"module\": ", fi[i].line);
         json_str(f, fi[i].module);
-        fprintf(f, ", \"module_offset\": %lu}", (unsigned long)fi[i].module_offset);
+        fprintf(f, ", \"offset\": \"0x%lx\"}", (unsigned long)fi[i].module_offset);
     }
     fprintf(f, "]}");
 }

@@ -126,6 +126,19 @@ void sp_diag_runtime_used(int rt);
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* What a diagnostic says of its range: where it is (base, size; the
+ * pointer the call named, size 0, where no range holds it), its runtime
+ * (-1: the one the message names), and the stacks kept for it (NULL where
+ * none). A range no longer in the registry (released) is given this way. */
+typedef struct sp_diag_range {
+    uintptr_t base;
+    size_t size;
+    int rt;
+    const sp_site *reg, *unreg;
+} sp_diag_range;
+void sp_diag_in(sp_code c, const sp_diag_range *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* sp_diag in two steps, for a caller with work of its own to do on
  * safepin's stack before it reports (runtime/api_error.c): sp_diag_site
  * captures the caller's stack if a diagnostic of code c will want it

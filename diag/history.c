@@ -113,7 +113,7 @@ void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
     for (uint64_t k = start; k < total; k++)
         if (hist_pick(k, cap, addr, &ev))
             for (int j = 0; j < ev.n; j++)
-                pm_index(ev.pc[j], j > 0, 1);
+                pm_index(ev.pc[j], 1, 1);
     if (pm_n > pm_done) {
         sp_symbolize_dying(pm_pc + pm_done, pm_adj + pm_done, pm_n - pm_done, pm_fi + pm_done,
                            deadline_ns);
@@ -130,7 +130,7 @@ void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
         if (w > 0)
             sp_log_write(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
         for (int j = 0; j < ev.n; j++) {
-            int i = pm_index(ev.pc[j], j > 0, 0);
+            int i = pm_index(ev.pc[j], 1, 0);
             sp_frame_info plain;
             if (i < 0 || i >= pm_done)
                 sp_symbolize_plain(ev.pc[j], &plain);

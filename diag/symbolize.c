@@ -347,7 +347,20 @@ static void take_line(const char *s, int line, const int *idx, sp_frame_info *ou
         if (strcmp(s, "??") != 0)
             copy_str(f->func, sizeof(f->func), s);
     } else if (strncmp(s, "??", 2) != 0) {
+        /* "path:LINE" or "path:LINE (discriminator N)": the path and the
+         * line apart; "path:?" has no line. */
         copy_str(f->file, sizeof(f->file), s);
+        char *colon = strrchr(f->file, ':');
+        if (colon && colon != f->file) {
+            int l = 0;
+            const char *d = colon + 1;
+            while (*d >= '0' && *d <= '9' && l < 100000000)
+                l = l * 10 + (*d++ - '0');
+            if (d != colon + 1 || *d == '?') {
+                *colon = '\0';
+                f->line = l;
+            }
+        }
     }
 }
 
@@ -631,7 +644,7 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
     for (int i = 0; i < n; i++) {
         int have;
         plain(pc[i], &info[i], &have, &out[i]);
-        adj[i] = i > 0;
+        adj[i] = 1; /* every frame of a site is a return address */
         todo[i] = (unsigned char)have;
     }
     if (!sp_opt.symbolize || !a2l_path[0])
@@ -732,6 +745,9 @@ void sp_symbolize_fork_child(int prepared)
 int sp_format_frame(char *buf, size_t n, int i, void *pc, const sp_frame_info *f)
 {
     const char *mod = f->module[0] ? f->module : "<main>";
+    if (f->file[0] && f->func[0] && f->line > 0)
+        return snprintf(buf, n, "    #%d %p in %s %s:%d (%s+0x%lx)\n", i, pc, f->func, f->file,
+                        f->line, mod, (unsigned long)f->module_offset);
     if (f->file[0] && f->func[0])
         return snprintf(buf, n, "    #%d %p in %s %s (%s+0x%lx)\n", i, pc, f->func, f->file, mod,
                         (unsigned long)f->module_offset);

@@ -18,7 +18,8 @@ extern "C" {
 
 typedef struct sp_frame_info {
     char func[128];        /* function (demangled), or "" */
-    char file[192];        /* file:line, or "" without debug info */
+    char file[192];        /* source file, or "" without debug info */
+    int line;              /* its line, or 0 */
     char module[128];      /* base name of the object */
     uintptr_t module_offset;
     uintptr_t func_offset; /* from dladdr, when has_offset */
@@ -29,8 +30,8 @@ typedef struct sp_frame_info {
  * hook. Without it, symbolization uses dladdr only. */
 void sp_symbolize_init(void);
 
-/* Symbolize n program counters (at most SP_SYM_MAX; pc[0] is where the
- * stack was taken, the others return addresses). Runs addr2line (symbolize
+/* Symbolize n return addresses (at most SP_SYM_MAX; a site's frames: each
+ * is looked up at its call instruction, the byte before it). Runs addr2line (symbolize
  * option) without allocating, invisibly to the program, and bounded in
  * time; never fails: missing parts stay empty. Not a cancellation point. */
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
@@ -70,8 +71,8 @@ typedef struct sp_module_stamp {
 } sp_module_stamp;
 void sp_symbolize_stamp(void *pc, sp_module_stamp *out);
 
-/* Testing only: the cache set a pc falls in (pc[0] of a stack is not
- * adjusted, the others are), and how many addr2line runs have started. */
+/* Testing only: the cache set a pc falls in (adjusted: looked up as a
+ * return address), and how many addr2line runs have started. */
 unsigned sp_symbolize_cache_set(void *pc, int adjusted);
 unsigned long sp_symbolize_runs(void);
 

@@ -50,6 +50,15 @@ void sp_reaper_batch_link(sp_range *r, sp_range *next) { rel(r)->next = next; }
 uint64_t sp_reaper_release_seq(const sp_range *r) { return rel(r)->seq; }
 
 #define SP_GRAVEYARD 1024
+/* The most recent releases keep their stacks (where registered, where
+ * unregistered or freed) for a double unregister's diagnostic. */
+#define SP_GRAVE_SITES 64
+typedef struct grave {
+    uintptr_t base;
+    size_t size;
+    int rt;
+    sp_site *reg, *unreg;
+} grave;
 
 static struct {
     sp_range *q_head, *q_tail;
@@ -75,6 +84,8 @@ static struct {
     size_t n_releasing;
     uintptr_t graveyard[SP_GRAVEYARD];
     unsigned grave_i;
+    grave graves[SP_GRAVE_SITES];
+    unsigned graves_i;
     unsigned char grace_wasted[64]; /* by size class: graces ended by a free, in a row */
     uint64_t grace_retry_ns[64];    /* by size class: when a skipped class may try again */
 } R;
@@ -310,15 +321,15 @@ void sp_reaper_poke(void)
 
 /* The release waits for the work enqueued before a capture began, not for
  * the capture's end: said once per marker set that saw one. */
-static void say_capture_deferred(void)
+static void say_capture_deferred(const sp_range *r)
 {
     SP_COUNT(capture_deferrals);
-    sp_diag(SP_CAPTURE_DEFERRED, NULL,
+    sp_diag(SP_CAPTURE_DEFERRED, r,
             "release during a stream capture: captured work never runs, so the release waits "
             "for the work enqueued before the capture began, not for the capture's end");
 }
 
-int sp_wait_prior_work(void)
+int sp_wait_prior_work(uintptr_t base)
 {
     sp_lock();
     sp_marks *m = sp_marks_take();
@@ -330,8 +341,11 @@ int sp_wait_prior_work(void)
         sp_marks_wait(m);
     int saw_capture = sp_marks_saw_capture(m);
     sp_marks_put(m);
-    if (ok && saw_capture)
-        say_capture_deferred();
+    if (ok && saw_capture) {
+        sp_lock();
+        say_capture_deferred(base ? sp_reg_find(base) : NULL);
+        sp_unlock();
+    }
     return ok;
 }
 
@@ -420,6 +434,18 @@ int sp_reaper_wait_range_unless_capture(uintptr_t base, uint64_t id)
     return 0;
 }
 
+
+int sp_reaper_released_view(uintptr_t base, sp_diag_range *out)
+{
+    for (unsigned k = 0; k < SP_GRAVE_SITES && k < R.graves_i; k++) {
+        const grave *g = &R.graves[(R.graves_i - 1 - k) % SP_GRAVE_SITES];
+        if (g->base == base && base) {
+            *out = (sp_diag_range){g->base, g->size, g->rt, g->reg, g->unreg};
+            return 1;
+        }
+    }
+    return 0;
+}
 
 int sp_reaper_recently_released(uintptr_t base)
 {
@@ -630,8 +656,10 @@ static int complete_release(sp_range *r)
     R.graveyard[R.grave_i++ % SP_GRAVEYARD] = r->base;
     R.n_releasing--;
     SP_COUNT(releases_completed);
-    sp_site_free(sp_sites(r)->reg);
-    sp_site_free(sp_sites(r)->unreg);
+    grave *g = &R.graves[R.graves_i++ % SP_GRAVE_SITES];
+    sp_site_free(g->reg);
+    sp_site_free(g->unreg);
+    *g = (grave){r->base, r->size, r->rt, sp_sites(r)->reg, sp_sites(r)->unreg};
     sp_sites(r)->reg = sp_sites(r)->unreg = NULL;
     sp_reg_remove(r);
     sp_lock_broadcast();
@@ -658,7 +686,7 @@ static void wait_prior_work(void)
         sp_lock();
         if (rc == 0) {
             if (saw_capture)
-                say_capture_deferred();
+                say_capture_deferred(NULL);
             return;
         }
         /* Refused: during a capture, wait for it to end (the exit drain

@@ -142,12 +142,18 @@ void sp_reaper_poke(void);
 /* Ordered unregister: wait, on the calling thread, until the device work
  * enqueued before now has completed (queries first: microseconds when it
  * has). Returns at once where a capture makes the runtime refuse a marker.
- * Lock NOT held. Returns 1 if it waited for everything, 0 if it could not. */
-int sp_wait_prior_work(void);
+ * Lock NOT held. Returns 1 if it waited for everything, 0 if it could not.
+ * base: the range it is for (its diagnostics name it), or 0. */
+int sp_wait_prior_work(uintptr_t base);
 
 /* 1 if a range with this base was released recently (double-unregister
  * rather than unregister-unknown). Lock held. */
 int sp_reaper_recently_released(uintptr_t base);
+/* The newest of the last releases (64) with this base, as a diagnostic
+ * names it: its size, runtime and stacks (valid while the lock is held).
+ * 0 if none. Lock held. */
+struct sp_diag_range;
+int sp_reaper_released_view(uintptr_t base, struct sp_diag_range *out);
 
 /* A range released because the program freed or unmapped it while it was
  * registered (freed-while-registered) owes the program's own unregister of

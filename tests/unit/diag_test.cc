@@ -67,7 +67,7 @@ TEST(Symbolize, PcsThatHashAlikeDoNotEvictOneAnother)
     sp_init();
     sp_symbolize_init();
     sp_frame_info fi;
-    char *text = reinterpret_cast<char *>(&runtime_error_code);
+    char *text = reinterpret_cast<char *>(&runtime_error_code) + 1;
     unsigned long before = sp_symbolize_runs();
     sp_symbolize(reinterpret_cast<void *const *>(&text), 1, &fi);
     if (sp_symbolize_runs() == before)
@@ -78,9 +78,9 @@ TEST(Symbolize, PcsThatHashAlikeDoNotEvictOneAnother)
     // SP_SYM_CACHE_WAYS pcs of this program's code in one set.
     void *pc[SP_SYM_CACHE_WAYS];
     int have = 0;
-    unsigned set = sp_symbolize_cache_set(text + 1, 0);
+    unsigned set = sp_symbolize_cache_set(text + 1, 1);
     for (int off = 1; off < 65536 && have < SP_SYM_CACHE_WAYS; off++)
-        if (sp_symbolize_cache_set(text + off, 0) == set)
+        if (sp_symbolize_cache_set(text + off, 1) == set)
             pc[have++] = text + off;
     ASSERT_EQ(have, SP_SYM_CACHE_WAYS);
 
