@@ -278,6 +278,10 @@ static const int cu_state_errors[] = {
     SP_CUDA_ERROR_UNKNOWN, 0,
 };
 
+/* CUDA_ERROR_NO_DEVICE (an invalid device is an argument of the context
+ * calls hooked: the program's to fix). */
+static const int cu_no_device_errors[] = {100, 0};
+
 /* cuMemHostUnregister waits for the whole device. */
 static int cu_unregister_waits_all(void) { return 1; }
 
@@ -296,6 +300,7 @@ static const sp_rt_ops cuda_ops = {
                 /* a pending range's free in a host function */ SP_CUDA_ERROR_NOT_PERMITTED,
                 /* torn down */ SP_CUDA_ERROR_DEINITIALIZED),
     .state_errors = cu_state_errors,
+    .no_device_errors = cu_no_device_errors,
     .null_stream = SP_CU_STREAM_LEGACY, .per_thread_stream = SP_CU_STREAM_PER_THREAD,
     /* policy (runtime.h) */
     .device_wide_unregister = 1, .runtime_refuses_overlap = 1,

@@ -718,7 +718,61 @@ static void pct(uint64_t *v, uint64_t n, double *p50, double *p90, double *p99, 
     *max = v[n - 1] / 1e3;
 }
 
-static void json_str(FILE *f, const char *s);
+/* The report's writer: formatted into a static buffer and written with
+ * write(2), no stdio and no allocation, so a fatal signal's handler can
+ * write the report too. One writer at a time (report_lock). */
+typedef struct rout {
+    int fd;
+    int err;
+    size_t n;
+    char buf[8192];
+} rout;
+
+static void rflush(rout *f)
+{
+    size_t off = 0;
+    while (off < f->n && !f->err) {
+        ssize_t w = write(f->fd, f->buf + off, f->n - off);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno == EINTR)
+            continue;
+        else if (w < 0 && errno == EAGAIN) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        } else
+            f->err = w < 0 ? errno : EIO;
+    }
+    f->n = 0;
+}
+
+static void rwrite(rout *f, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        if (f->n == sizeof(f->buf))
+            rflush(f);
+        size_t k = sizeof(f->buf) - f->n < n ? sizeof(f->buf) - f->n : n;
+        memcpy(f->buf + f->n, c, k);
+        f->n += k;
+        c += k;
+        n -= k;
+    }
+}
+
+static void rprintf(rout *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rprintf(rout *f, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        rwrite(f, line, (size_t)w < sizeof(line) ? (size_t)w : sizeof(line) - 1);
+}
+
+static void json_str(rout *f, const char *s);
 
 /* Every frame of the kept violations' stacks, symbolized in one batch: one
  * addr2line run per module for the whole report, not one per stack. */
@@ -730,6 +784,7 @@ typedef struct frame_table {
     size_t n;
     frame_key *key; /* sorted, unique */
     sp_frame_info *fi;
+    int dying; /* a fatal signal's report: the post-mortem's frames (sp_pm_frame) */
 } frame_table;
 
 static int frame_key_cmp(const void *a, const void *b)
@@ -777,7 +832,7 @@ static void frame_table_build(frame_table *t)
             adj[i] = key[i].adj;
         }
         if (u <= INT_MAX && sp_symbolize_many(pc, adj, (int)u, fi) == 0)
-            *t = (frame_table){u, key, fi};
+            *t = (frame_table){u, key, fi, 0};
     }
     sp_mem_free(pc);
     sp_mem_free(adj);
@@ -816,28 +871,45 @@ static void site_frames(const frame_table *t, const sp_site *s, const sp_module_
     }
 }
 
-static void json_site(FILE *f, const char *key, const sp_site *s, const sp_module_stamp *st,
+static void json_frame(rout *f, int i, void *pc, const sp_frame_info *fi)
+{
+    rprintf(f, "%s{\"pc\": \"%p\", \"function\": ", i ? ", " : "", pc);
+    json_str(f, fi->func);
+    rprintf(f, ", \"file\": ");
+    json_str(f, fi->file);
+    rprintf(f, ", \"line\": %d, \"module\": ", fi->line);
+    json_str(f, fi->module);
+    rprintf(f, ", \"offset\": \"0x%lx\"}", (unsigned long)fi->module_offset);
+}
+
+static void json_site(rout *f, const char *key, const sp_site *s, const sp_module_stamp *st,
                       const frame_table *t)
 {
-    fprintf(f, "\"%s\": ", key);
+    rprintf(f, "\"%s\": ", key);
     if (!s) {
-        fprintf(f, "null");
+        rprintf(f, "null");
         return;
     }
     int n = s->n < SP_SYM_MAX ? s->n : SP_SYM_MAX;
-    sp_frame_info fi[n > 0 ? n : 1];
-    site_frames(t, s, st, n, fi);
-    fprintf(f, "{\"thread\": %d, \"frames\": [", (int)s->tid);
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "%s{\"pc\": \"%p\", \"function\": ", i ? ", " : "", s->pc[i]);
-        json_str(f, fi[i].func);
-        fprintf(f, ", \"file\": ");
-        json_str(f, fi[i].file);
-        fprintf(f, ", \"line\": %d, \"module\": ", fi[i].line);
-        json_str(f, fi[i].module);
-        fprintf(f, ", \"offset\": \"0x%lx\"}", (unsigned long)fi[i].module_offset);
+    rprintf(f, "{\"thread\": %d, \"frames\": [", (int)s->tid);
+    if (t->dying) {
+        /* Frame by frame, on whatever stack the signal left. */
+        static sp_frame_info one;
+        for (int i = 0; i < n; i++) {
+            const sp_frame_info *x = sp_pm_frame(s->pc[i]);
+            if (!x) {
+                sp_symbolize_plain(s->pc[i], &one);
+                x = &one;
+            }
+            json_frame(f, i, s->pc[i], x);
+        }
+    } else {
+        sp_frame_info fi[n > 0 ? n : 1];
+        site_frames(t, s, st, n, fi);
+        for (int i = 0; i < n; i++)
+            json_frame(f, i, s->pc[i], &fi[i]);
     }
-    fprintf(f, "]}");
+    rprintf(f, "]}");
 }
 
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0. */
@@ -869,21 +941,21 @@ static int utf8_len(const unsigned char *s)
 /* s as a JSON string. Paths and names need not be UTF-8: a byte that is
  * not part of valid UTF-8 is written as the character of that number
  * (\u00XX, its Latin-1 reading), so the report stays valid JSON. */
-static void json_str(FILE *f, const char *s)
+static void json_str(rout *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
+    rwrite(f, "\"", 1);
     while (*p) {
         int n = utf8_len(p);
         if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
+            rprintf(f, "\\%c", *p);
         else if (*p < 0x20 || n == 0)
-            fprintf(f, "\\u%04x", *p);
+            rprintf(f, "\\u%04x", *p);
         else
-            fwrite(p, 1, (size_t)n, f);
+            rwrite(f, p, (size_t)n);
         p += n ? n : 1;
     }
-    fputc('"', f);
+    rwrite(f, "\"", 1);
 }
 
 /* A forked child whose report would replace its parent's (no %p in the
@@ -904,36 +976,43 @@ static int report_wanted(void)
 
 /* The leak policy and what suppressions silenced: in all, by code, and by
  * suppression (those used, in the order they were read). */
-static void write_suppressed(FILE *f)
+static void write_suppressed(rout *f)
 {
-    fprintf(f, "  \"leak_check\": ");
+    rprintf(f, "  \"leak_check\": ");
     json_str(f, sp_opt.leak_check);
-    fprintf(f, ",\n  \"suppressed_total\": %llu,\n  \"suppressed\": {",
+    rprintf(f, ",\n  \"suppressed_total\": %llu,\n  \"suppressed\": {",
             (unsigned long long)sp_supp_suppressed_total());
     for (int c = 0, n = 0; c < SP_CODE_COUNT; c++)
         if (sp_supp_suppressed_code(c))
-            fprintf(f, "%s\"%s\": %llu", n++ ? ", " : "", code_table[c].name,
+            rprintf(f, "%s\"%s\": %llu", n++ ? ", " : "", code_table[c].name,
                     (unsigned long long)sp_supp_suppressed_code(c));
-    fprintf(f, "},\n  \"suppressions_used\": [");
+    rprintf(f, "},\n  \"suppressions_used\": [");
     int n = 0;
     for (int i = 0; i < sp_supp_count(); i++) {
         const sp_supp *e = sp_supp_get(i);
         uint64_t hits = __atomic_load_n(&e->hits, __ATOMIC_RELAXED);
         if (!hits)
             continue;
-        fprintf(f, "%s\n    {\"code\": \"%s\", \"pattern\": ", n++ ? "," : "",
+        rprintf(f, "%s\n    {\"code\": \"%s\", \"pattern\": ", n++ ? "," : "",
                 e->code == SP_SUPP_CODE_ANY ? "*" : code_table[e->code].name);
         json_str(f, e->pattern);
-        fprintf(f, ", \"file\": ");
+        rprintf(f, ", \"file\": ");
         json_str(f, e->is_default ? "default" : sp_supp_source(e->source));
-        fprintf(f, ", \"line\": %u, \"count\": %llu}", e->line, (unsigned long long)hits);
+        rprintf(f, ", \"line\": %u, \"count\": %llu}", e->line, (unsigned long long)hits);
     }
-    fprintf(f, "%s],\n", n ? "\n  " : "");
+    rprintf(f, "%s],\n", n ? "\n  " : "");
 }
 
-static void write_report(int exit_status, double p50, double p90, double p99, double max,
-                         uint64_t nlat)
+static rout report_out;
+static int report_busy; /* atomic: a report is being written */
+
+/* The report; sig: the fatal signal whose handler writes it (0: the
+ * process's end), its frames then symbolized as the post-mortem's are. */
+static void write_report(int exit_status, int sig, double p50, double p90, double p99,
+                         double max, uint64_t nlat)
 {
+    if (__atomic_exchange_n(&report_busy, 1, __ATOMIC_ACQ_REL))
+        return; /* a fatal signal while the report was written: that one stands */
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     expand_path(report_file, path, sizeof(path));
     /* Written aside and renamed into place: a report is whole or absent,
@@ -946,43 +1025,46 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
         snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
     /* Never blocking: a FIFO nobody reads is refused (ENXIO), not waited on. */
     int fd = open(aside ? tmp : path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0666);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (fd >= 0 && !f)
-        close(fd);
-    if (!f) {
+    if (fd < 0) {
         sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(errno));
+        __atomic_store_n(&report_busy, 0, __ATOMIC_RELEASE);
         return;
     }
-    errno = 0;
-    fprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
+    rout *f = &report_out;
+    f->fd = fd;
+    f->err = 0;
+    f->n = 0;
+    rprintf(f, "{\n  \"tool\": \"safepin\",\n  \"version\": \"%s\",\n  \"schema\": 1,\n  \"pid\": %d,\n",
             SAFEPIN_VERSION, (int)getpid());
     /* Which runtimes the program used (one library serves HIP and CUDA). */
-    fprintf(f, "  \"runtimes\": [");
+    rprintf(f, "  \"runtimes\": [");
     unsigned used = __atomic_load_n(&rt_used, __ATOMIC_RELAXED);
     for (int i = 0, n = 0; i < SP_DIAG_RT_MAX; i++)
         if ((used & 1u << i) && rt_names[i])
-            fprintf(f, "%s\"%s\"", n++ ? ", " : "", rt_names[i]);
-    fprintf(f, "],\n");
-    fprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
+            rprintf(f, "%s\"%s\"", n++ ? ", " : "", rt_names[i]);
+    rprintf(f, "],\n");
+    if (sig)
+        rprintf(f, "  \"signal\": %d,\n", sig);
+    rprintf(f, "  \"exit_status\": %d,\n  \"violations_total\": %llu,\n", exit_status,
             (unsigned long long)sp_violations());
-    fprintf(f, "  \"counters\": {\n");
+    rprintf(f, "  \"counters\": {\n");
     const char *sep = "";
 #define SP_COUNTER(x)                                                           \
-    fprintf(f, "%s    \"%s\": %llu", sep, #x, (unsigned long long)SP_STAT(x));    \
+    rprintf(f, "%s    \"%s\": %llu", sep, #x, (unsigned long long)SP_STAT(x));    \
     sep = ",\n";
 #include "counters.inc"
 #undef SP_COUNTER
-    fprintf(f, "\n  },\n");
-    fprintf(f, "  \"codes\": {");
+    rprintf(f, "\n  },\n");
+    rprintf(f, "  \"codes\": {");
     for (int c = 0; c < SP_CODE_COUNT; c++)
-        fprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,
+        rprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,
                 (unsigned long long)SP_STAT(code_count[c]));
-    fprintf(f, "},\n");
+    rprintf(f, "},\n");
     write_suppressed(f);
-    fprintf(f, "  \"release_latency_us\": {\"count\": %llu, \"p50\": %.1f, \"p90\": %.1f, "
+    rprintf(f, "  \"release_latency_us\": {\"count\": %llu, \"p50\": %.1f, \"p90\": %.1f, "
                "\"p99\": %.1f, \"max\": %.1f},\n",
             (unsigned long long)nlat, p50, p90, p99, max);
-    fprintf(f, "  \"violations\": [");
+    rprintf(f, "  \"violations\": [");
     /* Bounded: exit() from a signal handler that interrupted a diagnostic on
      * this thread finds the lock its own; the report then lists none. */
     struct timespec until;
@@ -990,29 +1072,41 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
     until.tv_sec += 1;
     int locked = pthread_mutex_timedlock(&kept_lock, &until) == 0;
     frame_table frames = {0};
-    if (locked)
+    if (locked && sig) {
+        /* Every frame of the kept stacks in the post-mortem's one batch. */
+        for (unsigned i = 0; i < kept_n; i++) {
+            const sp_site *ss[3] = {kept[i]->at, kept[i]->registered, kept[i]->unregistered};
+            for (int k = 0; k < 3; k++)
+                for (int j = 0; ss[k] && j < ss[k]->n && j < SP_SYM_MAX; j++)
+                    sp_pm_add(ss[k]->pc[j]);
+        }
+        sp_pm_symbolize(sp_now_ns() + 5000000000ull);
+        frames.dying = 1;
+    } else if (locked) {
         frame_table_build(&frames);
+    }
     for (unsigned i = 0; locked && i < kept_n; i++) {
         kept_violation *k = kept[i];
-        fprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
+        rprintf(f, "%s\n    {\"code\": \"%s\", ", i ? "," : "", code_table[k->code].name);
         if (k->rt >= 0 && k->rt < SP_DIAG_RT_MAX && rt_names[k->rt])
-            fprintf(f, "\"runtime\": \"%s\", ", rt_names[k->rt]);
-        fprintf(f, "\"message\": ");
+            rprintf(f, "\"runtime\": \"%s\", ", rt_names[k->rt]);
+        rprintf(f, "\"message\": ");
         json_str(f, k->msg);
-        fprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);
+        rprintf(f, ", \"base\": \"0x%lx\", \"size\": %zu, ", (unsigned long)k->base, k->size);
         json_site(f, "at", k->at, k->at_st, &frames);
-        fprintf(f, ", ");
+        rprintf(f, ", ");
         json_site(f, "registered", k->registered, k->registered_st, &frames);
-        fprintf(f, ", ");
+        rprintf(f, ", ");
         json_site(f, "unregistered", k->unregistered, k->unregistered_st, &frames);
-        fprintf(f, "}");
+        rprintf(f, "}");
     }
     frame_table_free(&frames);
     if (locked)
         pthread_mutex_unlock(&kept_lock);
-    fprintf(f, "%s]\n}\n", locked && kept_n ? "\n  " : "");
-    int err = ferror(f) ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !err)
+    rprintf(f, "%s]\n}\n", locked && kept_n ? "\n  " : "");
+    rflush(f);
+    int err = f->err;
+    if (close(fd) != 0 && !err && errno != EINTR)
         err = errno ? errno : EIO;
     if (!err && aside && rename(tmp, path) != 0)
         err = errno ? errno : EIO;
@@ -1021,6 +1115,7 @@ static void write_report(int exit_status, double p50, double p90, double p99, do
             unlink(tmp);
         sp_log(SP_LOG_ERROR, "report", "cannot write report '%s': %s", path, strerror(err));
     }
+    __atomic_store_n(&report_busy, 0, __ATOMIC_RELEASE);
 }
 
 static void finish_body(int exit_status)
@@ -1083,10 +1178,21 @@ static void finish_body(int exit_status)
     if (!report_file[0] && sp_opt.report[0]) /* finishing without sp_diag_init */
         make_absolute(sp_opt.report, report_file, sizeof(report_file));
     if (report_wanted())
-        write_report(exit_status, p50, p90, p99, max, n);
+        write_report(exit_status, 0, p50, p90, p99, max, n);
 }
 
 static void finish_own(void *p) { finish_body(*(int *)p); }
+
+void sp_diag_report_dying(int sig)
+{
+    if (!report_file[0] && sp_opt.report[0])
+        make_absolute(sp_opt.report, report_file, sizeof(report_file));
+    if (!report_wanted())
+        return;
+    uint64_t n = __atomic_load_n(&lat_n, __ATOMIC_RELAXED);
+    /* No percentiles (a sort): the count only. */
+    write_report(128 + sig, sig, 0, 0, 0, 0, n > SP_LAT_MAX ? SP_LAT_MAX : n);
+}
 
 void sp_diag_finish(int exit_status) { sp_call_on_own_stack(finish_own, &exit_status); }
 

@@ -175,12 +175,24 @@ typedef enum sp_event {
 } sp_event;
 /* site: frames to keep with the event (may be NULL). */
 void sp_history_add(int kind, uintptr_t base, size_t size, const sp_site *site);
-/* Print the history (all, or only events overlapping addr when addr != 0),
- * its frames symbolized in one batch until deadline_ns, module+offset after.
- * Async-signal-tolerant: no allocation, no locks; one caller at a time. */
-void sp_history_dump(uintptr_t addr, uint64_t deadline_ns);
+/* Print the history: all of it (addr 0), or the events overlapping addr
+ * (others 0), or the rest (others 1); its frames symbolized in one batch
+ * until deadline_ns, module+offset after. Async-signal-tolerant: no
+ * allocation, no locks; one caller at a time. */
+void sp_history_dump(uintptr_t addr, int others, uint64_t deadline_ns);
 /* Fork child: forget the parent's events. */
 void sp_history_fork_child(void);
+/* The post-mortem's symbolizer, for a fatal signal's report: frames added,
+ * symbolized in one batch until deadline_ns, and found again (NULL: not
+ * symbolized). One caller at a time (the post-mortem's owner). */
+void sp_pm_add(void *pc);
+void sp_pm_symbolize(uint64_t deadline_ns);
+const struct sp_frame_info *sp_pm_frame(void *pc);
+
+/* The JSON report (report option), written from a fatal signal's handler
+ * after the post-mortem: no allocation, no stdio; its frames symbolized in
+ * the post-mortem's batch (5 s at most), no latency percentiles. */
+void sp_diag_report_dying(int sig);
 
 /* Install the post-mortem's signal handlers (history option > 0), chained
  * to those installed before (postmortem.c). Once, at the first

@@ -83,8 +83,9 @@ static int pm_index(void *pc, int adj, int add)
     return -1;
 }
 
-/* A copy of history event k if it is to be printed (overlaps addr, or addr 0). */
-static int hist_pick(uint64_t k, uint64_t cap, uintptr_t addr, hist_event *out)
+/* A copy of history event k if it is to be printed: every event (addr 0),
+ * those overlapping addr (others 0), or the others (others 1). */
+static int hist_pick(uint64_t k, uint64_t cap, uintptr_t addr, int others, hist_event *out)
 {
     const hist_event *e = &hist[k % cap];
     out->t_ns = __atomic_load_n(&e->t_ns, __ATOMIC_RELAXED);
@@ -99,10 +100,11 @@ static int hist_pick(uint64_t k, uint64_t cap, uintptr_t addr, hist_event *out)
         out->pc[j] = __atomic_load_n(&e->pc[j], __ATOMIC_RELAXED);
     if (out->kind < 0 || out->kind >= SP_EV_COUNT)
         return 0;
-    return !addr || (addr >= out->base && addr < out->base + (out->size ? out->size : 1));
+    int held = addr >= out->base && addr < out->base + (out->size ? out->size : 1);
+    return !addr || held != others;
 }
 
-void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
+void sp_history_dump(uintptr_t addr, int others, uint64_t deadline_ns)
 {
     uint64_t total = __atomic_load_n(&hist_n, __ATOMIC_RELAXED);
     if (sp_opt.history <= 0 || total == 0)
@@ -111,7 +113,7 @@ void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
     uint64_t start = total > cap ? total - cap : 0;
     hist_event ev;
     for (uint64_t k = start; k < total; k++)
-        if (hist_pick(k, cap, addr, &ev))
+        if (hist_pick(k, cap, addr, others, &ev))
             for (int j = 0; j < ev.n; j++)
                 pm_index(ev.pc[j], 1, 1);
     if (pm_n > pm_done) {
@@ -121,7 +123,7 @@ void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
     }
     uint64_t t0 = sp_now_ns();
     for (uint64_t k = start; k < total; k++) {
-        if (!hist_pick(k, cap, addr, &ev))
+        if (!hist_pick(k, cap, addr, others, &ev))
             continue;
         char buf[256];
         int w = snprintf(buf, sizeof(buf), "  [%.3f ms ago] %-10s 0x%lx size %zu (thread %d)\n",
@@ -140,6 +142,23 @@ void sp_history_dump(uintptr_t addr, uint64_t deadline_ns)
                 sp_log_write(buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
         }
     }
+}
+
+void sp_pm_add(void *pc) { pm_index(pc, 1, 1); }
+
+void sp_pm_symbolize(uint64_t deadline_ns)
+{
+    if (pm_n > pm_done) {
+        sp_symbolize_dying(pm_pc + pm_done, pm_adj + pm_done, pm_n - pm_done, pm_fi + pm_done,
+                           deadline_ns);
+        pm_done = pm_n;
+    }
+}
+
+const sp_frame_info *sp_pm_frame(void *pc)
+{
+    int i = pm_index(pc, 1, 0);
+    return i >= 0 && i < pm_done ? &pm_fi[i] : NULL;
 }
 
 /* Fork child: the child starts with none of its parent's events. */

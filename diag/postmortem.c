@@ -61,16 +61,20 @@ static void postmortem(int sig, siginfo_t *info)
     snprintf(buf, sizeof(buf), "==%d==safepin: post-mortem: %s (signal %d)%s\n", (int)getpid(),
              what, sig, at);
     say(buf);
-    snprintf(buf, sizeof(buf), "==%d==safepin: recent registration history (oldest first):\n",
-             (int)getpid());
-    say(buf);
-    sp_history_dump(0, deadline);
+    /* Each event once: those of the ranges that held the address first,
+     * then the rest of the recent history. */
     if (addr) {
-        snprintf(buf, sizeof(buf), "==%d==safepin: history of the ranges that held 0x%lx:\n",
+        snprintf(buf, sizeof(buf),
+                 "==%d==safepin: history of the ranges that held 0x%lx (oldest first):\n",
                  (int)getpid(), (unsigned long)addr);
         say(buf);
-        sp_history_dump(addr, deadline);
+        sp_history_dump(addr, 0, deadline);
     }
+    snprintf(buf, sizeof(buf), "==%d==safepin: %s registration history (oldest first):\n",
+             (int)getpid(), addr ? "other recent" : "recent");
+    say(buf);
+    sp_history_dump(addr, 1, deadline);
+    sp_diag_report_dying(sig);
     snprintf(buf, sizeof(buf), "==%d==safepin: end of post-mortem\n", (int)getpid());
     say(buf);
 }

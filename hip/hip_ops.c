@@ -197,6 +197,10 @@ static const int hip_state_errors[] = {
     hipErrorStreamCaptureInvalidated, hipErrorUnknown, 0,
 };
 
+/* No hooked HIP call takes a device ordinal: an invalid device there is
+ * the real runtime's answer on a machine with no GPU. */
+static const int hip_no_device_errors[] = {hipErrorNoDevice, hipErrorInvalidDevice, 0};
+
 /* What HIP lacks: no scan (its places are ordinals), nothing after a register. */
 #define hip_scan_places NULL
 #define hip_registered NULL
@@ -212,6 +216,7 @@ static const sp_rt_ops hip_ops = {
                 /* a pending range's free in a host function */ (int)hipErrorInvalidValue,
                 /* torn down */ -1),
     .state_errors = hip_state_errors,
+    .no_device_errors = hip_no_device_errors,
     .null_stream = NULL, .per_thread_stream = (void *)hipStreamPerThread,
     /* policy (runtime.h) */
     .device_wide_unregister = 0, .runtime_refuses_overlap = 0,

@@ -44,6 +44,26 @@ static int is_state_error(const sp_rt_ops *o, int code)
     return 0;
 }
 
+/* 1 if code says the runtime finds no GPU; the first such answer in the
+ * process says so, once, with what to do on a machine without one. */
+static int no_device(const sp_rt_ops *o, const char *call, int code)
+{
+    const int *e = o->no_device_errors;
+    while (e && *e && *e != code)
+        e++;
+    if (!e || !*e)
+        return 0;
+    static int said; /* atomic */
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        const char *name = o->error_name ? o->error_name(code) : NULL;
+        sp_log(SP_LOG_WARN, "no-device",
+               "%s answered %s (%d): the %s runtime finds no GPU here. On a machine without "
+               "one, run the program on safepin's simulated device: safepin --sim -- PROGRAM",
+               call, name ? name : "error", code, o->name);
+    }
+    return 1;
+}
+
 /* args as "a, b, c" into buf. */
 static void format_args(char *buf, size_t size, const sp_api_arg *a, int n)
 {
@@ -103,8 +123,10 @@ void sp_api_failed(const sp_api_call *c, int rt, const char *call, const char *n
                    const sp_api_arg *args, int n)
 {
     const sp_rt_ops *o = sp_rt(rt);
-    if (!sp_opt.api_errors || tls_depth != 1 || tls_probe || code == 0 ||
-        is_state_error(o, code) || sp_diag_thread_count() != c->diags)
+    if (tls_depth != 1 || code == 0 || no_device(o, call, code))
+        return;
+    if (!sp_opt.api_errors || tls_probe || is_state_error(o, code) ||
+        sp_diag_thread_count() != c->diags)
         return;
     int saved = errno;
     api_line l = {call, note ? note : "", o->whose ? o->whose : "the runtime's", NULL, args, n,

@@ -75,6 +75,10 @@ typedef struct sp_rt_ops {
      * a failed launch or assert, an invalidated capture), unknown. Never an
      * api-error (runtime/api_error.h). */
     const int *state_errors;
+    /* Codes by which the runtime says it finds no GPU (0-terminated; among
+     * the hooked calls none names a device it could be the wrong one of):
+     * state errors too, said once as such (runtime/api_error.h). */
+    const int *no_device_errors;
     /* The runtime's name of code ("hipErrorInvalidValue"), asked of the
      * runtime itself; NULL where none can be had (no such function, or in a
      * host function, where safepin calls nothing). */

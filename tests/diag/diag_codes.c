@@ -309,6 +309,19 @@ static int other_modes(const char *m, int argc, char **argv, hipStream_t nb)
                failed, leaked || failed ? "FAILED" : "OK");
         return leaked || failed;
     }
+    if (!strcmp(m, "violation-then-fault")) {
+        /* A violation, then a GPU fault: the report is written on the way
+         * down, with the violation's stacks. */
+        double_unregister();
+        char *page = aligned_alloc(4096, 4 * N);
+        memset_pages(page, 4 * N, nb);
+        EXPECT(hipDeviceSynchronize(), hipSuccess);
+        usleep(100000); /* released */
+        EXPECT(hipMemsetAsync(page + 100, 1, 16, nb), hipSuccess);
+        EXPECT(hipStreamSynchronize(nb), hipSuccess);
+        fprintf(stderr, "no fault?\n");
+        return 1;
+    }
     if (!strcmp(m, "two-faults")) {
         /* Two streams fault at the same moment: the post-mortem is printed
          * whole. */

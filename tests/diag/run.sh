@@ -41,7 +41,7 @@ if r.get("codes", {}).get(code, 0) < 1: print("codes[%s] is %r" % (code, r.get("
 vs = [v for v in r.get("violations", []) if v.get("code") == code]
 if viol:
     if not vs: print("no violation record for %s" % code)
-    elif not vs[0].get("at") or not vs[0]["at"].get("frames"): print("violation has no stack")
+    elif not any((vs[0].get(k) or {}).get("frames") for k in ("at", "registered", "unregistered")): print("violation has no stack")
     if r.get("violations_total", 0) < 1: print("violations_total is 0")
 else:
     if vs: print("%s recorded as a violation" % code)
@@ -153,9 +153,35 @@ for ev in register unregister released; do
     echo "$hist" | grep -qE "\] $ev +0x" || why="$why; range history lacks '$ev'"
 done
 echo "$hist" | grep -q "in main .*diag_codes" 2>/dev/null || echo "$hist" | grep -q "(diag_codes+0x" || why="$why; range history has no stack into diag_codes"
+# Each event once: the faulting range's, then the other recent ones.
+rb=$(echo "$hist" | sed -n 's/.*\] register *\(0x[0-9a-f]*\) .*/\1/p' | head -1)
+n=$(echo "$out" | grep -cE "\] register +$rb ")
+[ -n "$rb" ] && [ "$n" = 1 ] || why="$why; the register of $rb is printed $n times"
 if [ -z "$why" ]; then ok "post-mortem: GPU fault shows the faulting range's history"; else nok "post-mortem" "${why#; }"; echo "$out" | tail -30 | sed 's/^/# /'; fi
 out=$(LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" use-after-unregister 2>&1); rc=$?
 if [ $rc -eq 134 ] && ! echo "$out" | grep -q "post-mortem"; then ok "post-mortem: the same fault without safepin has none"; else nok "post-mortem without safepin" "rc=$rc"; fi
+
+# The report on the way down: a GPU fault after a violation still leaves the
+# JSON report, with the signal, the violation and its symbolized stacks.
+rm -f "$T/dying.json"
+out=$(SAFEPIN_OPTIONS=report=$T/dying.json LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" violation-then-fault 2>&1); rc=$?
+why=""
+[ $rc -eq 134 ] || why="exit $rc (want 134)"
+j=$(python3 - "$T/dying.json" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no report: %s" % e); sys.exit()
+if d.get("signal") != 6 or d.get("exit_status") != 134: print("signal %r exit_status %r" % (d.get("signal"), d.get("exit_status")))
+v = [x for x in d.get("violations", []) if x["code"] == "double-unregister"]
+if not v: print("no double-unregister record")
+elif not any(f["function"] == "double_unregister" and f["file"].endswith("diag_codes.c") and f["line"] > 0 for f in v[0]["at"]["frames"]):
+    print("its stack is not symbolized: %s" % v[0]["at"]["frames"][:2])
+PY
+)
+[ -n "$j" ] && why="$why; $j"
+if [ -z "$why" ]; then ok "report: written on a fatal signal, with the violations' stacks"; else nok "report on a fatal signal" "${why#; }"; fi
 
 # ---- a diagnostic printed inside a hook allocates nothing ----------------------
 # log_noalloc counts every malloc/calloc/realloc of its thread (libc's own

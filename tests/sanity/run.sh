@@ -131,7 +131,7 @@ check "hip_5.3 is a child of hip_5.2" grep -qx 'hip_5.3 <- hip_5.2' "$TMP/sim.ch
 # The real ROCm 5.2.3 library has no device here: every call fails. Under
 # safepin the program must get the runtime's own error codes back, unchanged,
 # and exit cleanly (G10); and on simhip the same answers as without safepin.
-SPLIB=$BUILD/libsafepin.so
+SPLIB=${SPLIB:-$BUILD/libsafepin.so}
 if [ -e "$SPLIB" ]; then
     "$PROG" >"$TMP/real.plain" 2>/dev/null; rc_plain=$?
     LD_PRELOAD=$SPLIB "$PROG" >"$TMP/real.sp" 2>"$TMP/real.sp.err"; rc_sp=$?
@@ -140,6 +140,12 @@ if [ -e "$SPLIB" ]; then
     check "real runtime under safepin: errors pass through (not all success)" grep -qvE '=0$' "$TMP/real.sp"
     check "real runtime under safepin: hooks really ran (symbols interposed)" \
         sh -c "LD_PRELOAD=$SPLIB LD_DEBUG=bindings '$PROG' 2>&1 >/dev/null | grep -q 'real_runtime .0. to .*libsafepin.so .0.: normal symbol .hipHostRegister.'"
+    # No GPU: said once, as such, with what to do; never blamed on the
+    # program's arguments (api-error).
+    nd=$(grep -c "safepin: no-device: .*finds no GPU.*safepin --sim" "$TMP/real.sp.err")
+    ae=$(grep -c "safepin: api-error:" "$TMP/real.sp.err")
+    check "real runtime under safepin: no GPU said once, with --sim ($nd no-device, $ae api-error lines)" \
+        test "$nd" -eq 1 -a "$ae" -eq 0
     LD_LIBRARY_PATH=$SIMDIR "$PROG" >"$TMP/sim.plain" 2>/dev/null
     LD_PRELOAD=$SPLIB LD_LIBRARY_PATH=$SIMDIR "$PROG" >"$TMP/sim.sp" 2>/dev/null; rc_sim=$?
     check "simhip under safepin: exit 0" test "$rc_sim" -eq 0
