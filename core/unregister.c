@@ -133,8 +133,10 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     sp_history_add(SP_EV_UNREGISTER, base, r->size, site);
     uint64_t id = r->id;
     int mode = sp_opt.unreg_mode;
-    if (sp_tls_in_hostfn)
+    if (sp_tls_in_hostfn) {
         mode = SP_UNREG_ASYNC; /* waiting here could wait for this very host function (G8) */
+        sp_hazard_prevented(SP_HZ_HOSTFN_RELEASE, r, "%s(%p) in a host function", c->name, p);
+    }
     int captures = sp_streams_thread_captures();
     if (mode == SP_UNREG_SYNC && captures)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */

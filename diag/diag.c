@@ -644,6 +644,16 @@ static void diag_go(sp_code c, const sp_diag_range *v, sp_site *here, const char
     va_end(aq);
 }
 
+static void diag_say(sp_code c, const sp_diag_range *v, sp_site *here, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void diag_say(sp_code c, const sp_diag_range *v, sp_site *here, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_go(c, v, here, fmt, ap);
+    va_end(ap);
+}
+
 /* Codes said at the process's end (a leak, a release the drain did not
  * see through) have no "at" stack of their own: where the program was
  * then is its exit path, not where the range went wrong. */
@@ -684,6 +694,43 @@ void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *
     va_start(ap, fmt);
     diag_go(c, view_of(r, &v), here, fmt, ap);
     va_end(ap);
+}
+
+/* ---- hazards prevented ---------------------------------------------- */
+
+static const struct {
+    const char *name, *did, *bare[2];
+} hazard_table[SP_HZ_COUNT] = {
+#define SP_HAZARD(id, name, did, bare_hip, bare_cuda) {name, did, {bare_hip, bare_cuda}},
+#include "hazards.inc"
+#undef SP_HAZARD
+};
+static uint64_t hazard_count[SP_HZ_COUNT]; /* atomic */
+
+uint64_t sp_hazards_prevented(void)
+{
+    uint64_t n = 0;
+    for (int h = 0; h < SP_HZ_COUNT; h++)
+        n += __atomic_load_n(&hazard_count[h], __ATOMIC_RELAXED);
+    return n;
+}
+
+/* noinline: sp_site_capture counts the frames above the program's. */
+__attribute__((noinline)) void sp_hazard_prevented(sp_hazard h, const struct sp_range *r,
+                                                   const char *fmt, ...)
+{
+    if ((unsigned)h >= SP_HZ_COUNT)
+        return;
+    __atomic_add_fetch(&hazard_count[h], 1, __ATOMIC_RELAXED);
+    char what[192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    sp_diag_range v;
+    sp_site *here = diag_wants_site(SP_HAZARD_PREVENTED) ? sp_site_capture() : NULL;
+    diag_say(SP_HAZARD_PREVENTED, view_of(r, &v), here, "%s: %s: %s", hazard_table[h].name, what,
+             hazard_table[h].did);
 }
 
 /* ---- release latencies ---------------------------------------------- */
@@ -1060,6 +1107,14 @@ static void write_report(int exit_status, int sig, double p50, double p90, doubl
         rprintf(f, "%s\"%s\": %llu", c ? ", " : "", code_table[c].name,
                 (unsigned long long)SP_STAT(code_count[c]));
     rprintf(f, "},\n");
+    rprintf(f, "  \"hazards_prevented\": {");
+    for (int h = 0, n = 0; h < SP_HZ_COUNT; h++) {
+        uint64_t k = __atomic_load_n(&hazard_count[h], __ATOMIC_RELAXED);
+        if (k)
+            rprintf(f, "%s\"%s\": %llu", n++ ? ", " : "", hazard_table[h].name,
+                    (unsigned long long)k);
+    }
+    rprintf(f, "},\n");
     write_suppressed(f);
     rprintf(f, "  \"release_latency_us\": {\"count\": %llu, \"p50\": %.1f, \"p90\": %.1f, "
                "\"p99\": %.1f, \"max\": %.1f},\n",
@@ -1118,6 +1173,37 @@ static void write_report(int exit_status, int sig, double p50, double p90, doubl
     __atomic_store_n(&report_busy, 0, __ATOMIC_RELEASE);
 }
 
+/* The summary's hazards: how many, by kind, and what the runtimes the
+ * program used do without safepin. */
+static void say_hazards(void)
+{
+    uint64_t total = sp_hazards_prevented();
+    if (!total)
+        return;
+    char line[512];
+    size_t o = 0;
+    for (int h = 0; h < SP_HZ_COUNT; h++) {
+        uint64_t n = __atomic_load_n(&hazard_count[h], __ATOMIC_RELAXED);
+        int w = n ? snprintf(line + o, sizeof(line) - o, "%s%llu %s", o ? ", " : "",
+                             (unsigned long long)n, hazard_table[h].name)
+                  : 0;
+        if (w < 0 || (size_t)w >= sizeof(line) - o)
+            break;
+        o += (size_t)w;
+    }
+    sp_log(SP_LOG_ERROR, "summary", "%llu hazard%s prevented: %s", (unsigned long long)total,
+           total == 1 ? "" : "s", line);
+    unsigned used = __atomic_load_n(&rt_used, __ATOMIC_RELAXED);
+    for (int h = 0; h < SP_HZ_COUNT; h++) {
+        if (!__atomic_load_n(&hazard_count[h], __ATOMIC_RELAXED))
+            continue;
+        for (int rt = 0; rt < 2 && rt < SP_DIAG_RT_MAX; rt++)
+            if ((used & 1u << rt) && rt_names[rt] && hazard_table[h].bare[rt][0])
+                sp_log(SP_LOG_ERROR, "summary", "  %s: without safepin (%s): %s",
+                       hazard_table[h].name, rt_names[rt], hazard_table[h].bare[rt]);
+    }
+}
+
 static void finish_body(int exit_status)
 {
     sp_supp_flush();
@@ -1131,7 +1217,8 @@ static void finish_body(int exit_status)
 
     /* What the shipped default suppressions silence is not worth a summary
      * of its own; what the user's silence is. */
-    int noteworthy = sp_violations() || SP_STAT(deferred_frees) || SP_STAT(deferred_unmaps) ||
+    int noteworthy = sp_violations() || sp_hazards_prevented() || SP_STAT(deferred_frees) ||
+                     SP_STAT(deferred_unmaps) ||
                      SP_STAT(revived) || SP_STAT(waits_for_release) || sp_supp_suppressed_user();
     if (sp_opt.summary && (noteworthy || sp_opt.log_level >= SP_LOG_INFO)) {
         sp_log(SP_LOG_ERROR, "summary",
@@ -1149,8 +1236,8 @@ static void finish_body(int exit_status)
         char line[512];
         size_t o = 0;
         for (int c = 0; c < SP_CODE_COUNT; c++) {
-            if (!SP_STAT(code_count[c]))
-                continue;
+            if (!SP_STAT(code_count[c]) || c == SP_HAZARD_PREVENTED)
+                continue; /* (hazards have their line) */
             int w = snprintf(line + o, sizeof(line) - o, "%s%s=%llu", o ? ", " : "",
                              code_table[c].name, (unsigned long long)SP_STAT(code_count[c]));
             if (w < 0 || (size_t)w >= sizeof(line) - o)
@@ -1161,6 +1248,7 @@ static void finish_body(int exit_status)
         if (sp_supp_suppressed_total())
             snprintf(supp, sizeof(supp), " (%llu suppressed)",
                      (unsigned long long)sp_supp_suppressed_total());
+        say_hazards();
         sp_log(SP_LOG_ERROR, "summary", "%llu violations%s%s%s",
                (unsigned long long)sp_violations(), supp, o ? ": " : "", o ? line : "");
         /* As LSan's "Suppressions used": count and line, where it was read. */
@@ -1215,6 +1303,7 @@ void sp_diag_fork_child(int prepared)
     forked_child = 1;
     memset(&sp_stat, 0, sizeof(sp_stat));
     violations_total = 0;
+    memset(hazard_count, 0, sizeof(hazard_count));
     kept_n = 0;
     pthread_mutex_init(&kept_lock, NULL);
     sp_history_fork_child();

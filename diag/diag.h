@@ -148,6 +148,21 @@ sp_site *sp_diag_site(sp_code c);
 void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The hazards safepin prevents (hazards.inc). */
+typedef enum sp_hazard {
+#define SP_HAZARD(id, name, did, bare_hip, bare_cuda) SP_HZ_##id,
+#include "hazards.inc"
+#undef SP_HAZARD
+    SP_HZ_COUNT
+} sp_hazard;
+
+/* A hazard prevented: counted by kind, and said as a hazard-prevented info
+ * line with the range's stacks (r may be NULL) and, where the caller is
+ * the program's call, its own. fmt: what the program did. */
+void sp_hazard_prevented(sp_hazard h, const struct sp_range *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+uint64_t sp_hazards_prevented(void);
+
 /* How many diagnostics (any code, printed or not) this thread has counted:
  * a hook's "did safepin say something of its own about this call". */
 uint64_t sp_diag_thread_count(void);

@@ -541,6 +541,8 @@ static void say_freed(sp_range *r, claim_ctx *c)
             "%s(0x%lx, %zu bytes) of memory still registered: the range 0x%lx (%zu bytes) is "
             "released first and the memory kept alive until then",
             c->what, (unsigned long)c->addr, c->len, (unsigned long)r->base, r->size);
+    sp_hazard_prevented(SP_HZ_STALE_REGISTRATION, r, "%s(0x%lx) of registered memory", c->what,
+                        (unsigned long)c->addr);
     sp_history_add(SP_EV_FREE, r->base, r->size, c->site);
 }
 

@@ -337,13 +337,28 @@ int sp_wait_prior_work(uintptr_t base)
     if (!m)
         return 0;
     int ok = sp_marks_record(m) == 0;
-    if (ok && !sp_marks_done(m))
+    uint64_t waited = 0;
+    if (ok && !sp_marks_done(m)) {
+        uint64_t t0 = sp_now_ns();
         sp_marks_wait(m);
+        waited = sp_now_ns() - t0;
+    }
     int saw_capture = sp_marks_saw_capture(m);
     sp_marks_put(m);
     if (ok && saw_capture) {
         sp_lock();
         say_capture_deferred(base ? sp_reg_find(base) : NULL);
+        sp_unlock();
+    }
+    /* Work still running: a marker behind none completes in microseconds;
+     * one that took a millisecond or more waited for the program's work. */
+    if (ok && base && waited >= 1000000ull) {
+        sp_lock();
+        sp_range *r = sp_reg_find(base);
+        sp_hazard_prevented(SP_HZ_INFLIGHT_UNREGISTER, r,
+                            "unregister of 0x%lx with device work enqueued before it still "
+                            "running (waited %.1f ms)",
+                            (unsigned long)base, (double)waited / 1e6);
         sp_unlock();
     }
     return ok;

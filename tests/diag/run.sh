@@ -475,3 +475,6 @@ bash tests/diag/suppressions.sh
 
 # ---- every frame at the line of its call, per code (issue 37) ----
 bash tests/diag/lines.sh
+
+# ---- what safepin prevented, named (issue 37) ----
+bash tests/diag/hazards.sh
