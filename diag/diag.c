@@ -236,6 +236,7 @@ static sp_site *site_copy(const sp_site *s)
     if (c) {
         memcpy(c, s, sz);
         c->held = c->n;
+        c->shared = 0;
     }
     return c;
 }
@@ -387,6 +388,53 @@ static int first_foreign_frame(void *const *pc, int n)
 
 #define SP_MAX_FRAMES 64
 
+/* Sites that show no frame (backtrace=0), held only for suppressions, are
+ * shared: a program registers from a few places, so each distinct stack is
+ * allocated once and kept for the process's life, and a registration costs
+ * no memory of its own for it. Slots go from NULL to a site, never back. At
+ * most SHARED_MAX distinct stacks: past that each capture gets its own. */
+#define SHARED_MAX 1024
+#define SHARED_PROBES 16
+static sp_site *shared_sites[SHARED_MAX]; /* atomic */
+
+static int same_frames(const sp_site *s, void *const *pc, int n)
+{
+    return s->held == n && memcmp(s->pc, pc, (size_t)n * sizeof(void *)) == 0;
+}
+
+/* The shared site of pc[0..n) (found, or made now), or NULL when out of
+ * memory; a full table: a site of the caller's own. */
+static sp_site *shared_site(void *const *pc, int n)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a over the pcs */
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uintptr_t)pc[i]) * 1099511628211ull;
+    sp_site *mine = NULL;
+    for (unsigned k = 0; k < SHARED_PROBES; k++) {
+        sp_site **slot = &shared_sites[(h + k) % SHARED_MAX];
+        sp_site *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if (!s) {
+            if (!mine) {
+                mine = sp_mem_alloc(sizeof(*mine) + (size_t)n * sizeof(void *));
+                if (!mine)
+                    return NULL;
+                *mine = (sp_site){.tid = (pid_t)sp_gettid(), .n = 0, .held = n, .shared = 1};
+                memcpy(mine->pc, pc, (size_t)n * sizeof(void *));
+            }
+            if (__atomic_compare_exchange_n(slot, &s, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return mine;
+            /* another thread's went there: s is it */
+        }
+        if (same_frames(s, pc, n)) {
+            sp_mem_free(mine);
+            return s;
+        }
+    }
+    if (mine)
+        mine->shared = 0; /* the table is full around h: the caller's own */
+    return mine;
+}
+
 /* own: at most this many of safepin's frames stand above the program's;
  * hold: frames held for suppressions to match (0: none beyond those shown,
  * the backtrace option's). */
@@ -406,6 +454,8 @@ static inline __attribute__((always_inline)) sp_site *capture(int own, int hold)
     int keep = n - skip;
     if (keep > want)
         keep = want;
+    if (show == 0)
+        return shared_site(pc + skip, keep);
     sp_site *s = sp_mem_alloc(sizeof(*s) + (size_t)keep * sizeof(void *));
     if (!s)
         return NULL;
@@ -413,6 +463,7 @@ static inline __attribute__((always_inline)) sp_site *capture(int own, int hold)
     s->tid = (pid_t)sp_gettid();
     s->n = keep < show ? keep : show;
     s->held = keep;
+    s->shared = 0;
     memcpy(s->pc, pc + skip, (size_t)keep * sizeof(void *));
     return s;
 }
@@ -431,7 +482,11 @@ __attribute__((noinline)) static sp_site *diag_capture(sp_code c)
     return capture(8, sp_supp_wanted(c) ? SP_SUPP_FRAMES : 0);
 }
 
-void sp_site_free(sp_site *s) { sp_mem_free(s); }
+void sp_site_free(sp_site *s)
+{
+    if (s && !s->shared)
+        sp_mem_free(s);
+}
 
 uint64_t sp_violations(void) { return __atomic_load_n(&violations_total, __ATOMIC_RELAXED); }
 

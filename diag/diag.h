@@ -35,12 +35,14 @@ typedef enum sp_code {
 /* A recorded call site: pc[0..held), of which the first n are shown
  * (printed, in the report and the history: the backtrace option); the
  * frames past n (held > n) are kept only for suppressions to match. held <=
- * n means n frames. */
+ * n means n frames. A site that shows none (backtrace=0) is shared by every
+ * capture of the same stack: sp_site_free leaves it alone. */
 typedef struct sp_site {
     uint64_t t_ns;
     pid_t tid;
-    int n;
-    int held;
+    short n;              /* at most 64 (the backtrace option) */
+    unsigned char held;   /* at most 64 */
+    unsigned char shared;
     void *pc[];
 } sp_site;
 
