@@ -362,8 +362,15 @@ $(B)/tests/diag/supp/libsuppholder_cuda.so: tests/diag/supp/holder_cuda.c simcud
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(CFLAGS) -shared -Isimcuda $< -o $@ $(LDFLAGS) -L$(B)/simcuda -l:libcuda.so.1
 
-$(B)/tests/diag/supp/supp_hip: tests/diag/supp/supp_hip.c $(B)/tests/diag/supp/libsuppholder_hip.so
-	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_hip -Wl,-rpath,'$$ORIGIN' $(REAL_HIP)
+# A stand-in for PyTorch's libtorch_cuda.so, under that name (the shipped
+# default suppressions name it).
+$(B)/tests/diag/supp/torch/libtorch_cuda.so: tests/diag/supp/torch_cuda_standin.c $(B)/tests/diag/supp/libsuppholder_hip.so
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS) -L$(B)/tests/diag/supp -lsuppholder_hip -Wl,-rpath,'$$ORIGIN/..'
+
+$(B)/tests/diag/supp/supp_hip: tests/diag/supp/supp_hip.c $(B)/tests/diag/supp/libsuppholder_hip.so $(B)/tests/diag/supp/torch/libtorch_cuda.so
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(dir $@) -L$(dir $@)torch -lsuppholder_hip -ltorch_cuda \
+	  -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/torch' $(REAL_HIP)
 
 $(B)/tests/diag/supp/supp_cuda: tests/diag/supp/supp_cuda.c $(B)/tests/diag/supp/libsuppholder_cuda.so $(SC_LIB)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -L$(dir $@) -lsuppholder_cuda -Wl,-rpath,'$$ORIGIN' \

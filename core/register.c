@@ -217,7 +217,7 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         place = NULL;
         dev = 0;
     }
-    sp_site *site = sp_site_capture_entry();
+    sp_site *site = sp_site_capture_register();
 
     sp_range *r = NULL;
     uint64_t tok = 0;

@@ -226,14 +226,18 @@ static unsigned kept_n;
 static uint64_t violations_total;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER; /* guards kept, kept_n */
 
+/* The frames of s that are shown (none: NULL), for the report. */
 static sp_site *site_copy(const sp_site *s)
 {
-    if (!s)
+    if (!s || s->n <= 0)
         return NULL;
     size_t sz = sizeof(*s) + (size_t)s->n * sizeof(void *);
     sp_site *c = sp_mem_alloc(sz);
-    if (c)
+    if (c) {
         memcpy(c, s, sz);
+        c->held = c->n;
+        c->shared = 0;
+    }
     return c;
 }
 
@@ -244,6 +248,7 @@ static size_t prefix(char *buf, size_t n, const char *code)
 }
 
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const sp_diag_range *r);
+static sp_site *diag_capture(sp_code c);
 
 /* Diagnostics counted on this thread: a hook compares it before and after
  * the program's call (runtime/api_error.c). */
@@ -329,7 +334,7 @@ __attribute__((noinline)) void sp_log(int level, const char *code, const char *f
     int print = level <= sp_opt.log_level || !sp_opt.log[0];
     if (!print && !counted)
         return;
-    log_call l = {print, counted, code, counted ? sp_site_capture() : NULL, fmt, NULL};
+    log_call l = {print, counted, code, counted ? diag_capture(SP_RUNTIME_ERROR) : NULL, fmt, NULL};
     va_list ap;
     va_start(ap, fmt);
     l.ap = &ap;
@@ -383,36 +388,105 @@ static int first_foreign_frame(void *const *pc, int n)
 
 #define SP_MAX_FRAMES 64
 
-/* own: at most this many of safepin's frames stand above the program's. */
-static inline __attribute__((always_inline)) sp_site *capture(int own)
+/* Sites that show no frame (backtrace=0), held only for suppressions, are
+ * shared: a program registers from a few places, so each distinct stack is
+ * allocated once and kept for the process's life, and a registration costs
+ * no memory of its own for it. Slots go from NULL to a site, never back. At
+ * most SHARED_MAX distinct stacks: past that each capture gets its own. */
+#define SHARED_MAX 1024
+#define SHARED_PROBES 16
+static sp_site *shared_sites[SHARED_MAX]; /* atomic */
+
+static int same_frames(const sp_site *s, void *const *pc, int n)
 {
-    if (sp_opt.backtrace <= 0)
+    return s->held == n && memcmp(s->pc, pc, (size_t)n * sizeof(void *)) == 0;
+}
+
+/* The shared site of pc[0..n) (found, or made now), or NULL when out of
+ * memory; a full table: a site of the caller's own. */
+static sp_site *shared_site(void *const *pc, int n)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a over the pcs */
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uintptr_t)pc[i]) * 1099511628211ull;
+    sp_site *mine = NULL;
+    for (unsigned k = 0; k < SHARED_PROBES; k++) {
+        sp_site **slot = &shared_sites[(h + k) % SHARED_MAX];
+        sp_site *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if (!s) {
+            if (!mine) {
+                mine = sp_mem_alloc(sizeof(*mine) + (size_t)n * sizeof(void *));
+                if (!mine)
+                    return NULL;
+                *mine = (sp_site){.tid = (pid_t)sp_gettid(), .n = 0, .held = n, .shared = 1};
+                memcpy(mine->pc, pc, (size_t)n * sizeof(void *));
+            }
+            if (__atomic_compare_exchange_n(slot, &s, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return mine;
+            /* another thread's went there: s is it */
+        }
+        if (same_frames(s, pc, n)) {
+            sp_mem_free(mine);
+            return s;
+        }
+    }
+    if (mine)
+        mine->shared = 0; /* the table is full around h: the caller's own */
+    return mine;
+}
+
+/* own: at most this many of safepin's frames stand above the program's;
+ * hold: frames held for suppressions to match (0: none beyond those shown,
+ * the backtrace option's). */
+static inline __attribute__((always_inline)) sp_site *capture(int own, int hold)
+{
+    int show = sp_opt.backtrace > 0 ? (int)sp_opt.backtrace : 0;
+    int want = show > hold ? show : hold;
+    if (want <= 0)
         return NULL;
     void *pc[SP_MAX_FRAMES + 8];
-    int n = sp_stack_walk(pc, (int)sp_opt.backtrace + own);
+    int n = sp_stack_walk(pc, want + own);
     if (n < 0) {
         SP_COUNT(stacks_unwound);
-        n = backtrace(pc, (int)sp_opt.backtrace + own); /* what the walk cannot vouch for */
+        n = backtrace(pc, want + own); /* what the walk cannot vouch for */
     }
     int skip = first_foreign_frame(pc, n);
     int keep = n - skip;
-    if (keep > sp_opt.backtrace)
-        keep = (int)sp_opt.backtrace;
+    if (keep > want)
+        keep = want;
+    if (show == 0)
+        return shared_site(pc + skip, keep);
     sp_site *s = sp_mem_alloc(sizeof(*s) + (size_t)keep * sizeof(void *));
     if (!s)
         return NULL;
     s->t_ns = sp_now_ns();
     s->tid = (pid_t)sp_gettid();
-    s->n = keep;
+    s->n = keep < show ? keep : show;
+    s->held = keep;
+    s->shared = 0;
     memcpy(s->pc, pc + skip, (size_t)keep * sizeof(void *));
     return s;
 }
 
 /* noinline: the frame counts below hold only if each is a frame of its own. */
-__attribute__((noinline)) sp_site *sp_site_capture(void) { return capture(8); }
-__attribute__((noinline)) sp_site *sp_site_capture_entry(void) { return capture(4); }
+__attribute__((noinline)) sp_site *sp_site_capture(void) { return capture(8, 0); }
+__attribute__((noinline)) sp_site *sp_site_capture_entry(void) { return capture(4, 0); }
+__attribute__((noinline)) sp_site *sp_site_capture_register(void)
+{
+    return capture(4, sp_supp_any() ? SP_SUPP_FRAMES : 0);
+}
+/* Where a diagnostic of code c happens (sp_diag_site, sp_diag, sp_log):
+ * held for suppressions of c too. */
+__attribute__((noinline)) static sp_site *diag_capture(sp_code c)
+{
+    return capture(8, sp_supp_wanted(c) ? SP_SUPP_FRAMES : 0);
+}
 
-void sp_site_free(sp_site *s) { sp_mem_free(s); }
+void sp_site_free(sp_site *s)
+{
+    if (s && !s->shared)
+        sp_mem_free(s);
+}
 
 uint64_t sp_violations(void) { return __atomic_load_n(&violations_total, __ATOMIC_RELAXED); }
 
@@ -465,6 +539,10 @@ static sp_module_stamp *stamps_of(const sp_site *s)
 
 static void keep_violation(sp_code c, const char *msg, sp_site *here, const sp_diag_range *r)
 {
+    if (here && here->n <= 0) { /* held only for suppressions: not shown */
+        sp_site_free(here);
+        here = NULL;
+    }
     pthread_mutex_lock(&kept_lock);
     int full = kept_n >= SP_MAX_KEPT;
     pthread_mutex_unlock(&kept_lock);
@@ -542,9 +620,15 @@ static void diag_body(sp_code c, const sp_diag_range *r, sp_site *here, const ch
     int cancel; /* symbolizing reads, polls and waits: cancellation points */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 
-    /* Suppressed: counted as such, by suppression, and nothing else. */
+    /* Suppressed: counted as such, by suppression, and nothing else. A
+     * leak's own stack is the exit path: where it was registered comes first. */
     if (sp_supp_wanted(c)) {
-        const sp_site *stacks[2] = {here, r ? r->reg : NULL};
+        const sp_site *reg = r ? r->reg : NULL;
+        const sp_site *stacks[2] = {here, reg};
+        if (c == SP_LEAK_AT_EXIT) {
+            stacks[0] = reg;
+            stacks[1] = here;
+        }
         int s = sp_supp_match(c, stacks, 2);
         if (s >= 0) {
             tls_diags++; /* safepin has had its say about this call */
@@ -571,13 +655,13 @@ static void diag_body(sp_code c, const sp_diag_range *r, sp_site *here, const ch
 
     if (print) {
         log_counted(code_table[c].name, "%s", msg);
-        if (here)
+        if (here && here->n > 0)
             print_pcs("at", here->pc, here->n, here->tid);
-        if (r && r->reg) {
+        if (r && r->reg && r->reg->n > 0) {
             const sp_site *s = r->reg;
             print_pcs("registered at", s->pc, s->n, s->tid);
         }
-        if (r && r->unreg) {
+        if (r && r->unreg && r->unreg->n > 0) {
             const sp_site *s = r->unreg;
             print_pcs("unregistered/freed at", s->pc, s->n, s->tid);
         }
@@ -601,9 +685,13 @@ static void diag_body(sp_code c, const sp_diag_range *r, sp_site *here, const ch
  * at that edge prints one line without its "at" stack). */
 static int diag_wants_site(sp_code c)
 {
-    if (sp_opt.backtrace <= 0 || (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF))
+    if (c == SP_LEAK_AT_EXIT && sp_opt.leak_mode == SP_LEAK_OFF)
         return 0;
-    return code_table[c].violation || sp_supp_wanted(c) ||
+    if (sp_supp_wanted(c))
+        return 1; /* backtrace=0 too: held for matching, not shown */
+    if (sp_opt.backtrace <= 0)
+        return 0;
+    return code_table[c].violation ||
            (code_table[c].level <= sp_opt.log_level &&
             SP_STAT(code_count[c]) < (uint64_t)sp_opt.max_repeats);
 }
@@ -666,7 +754,7 @@ static int diag_code_has_site(sp_code c)
 __attribute__((noinline)) void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
 {
     sp_diag_range v;
-    sp_site *here = diag_code_has_site(c) && diag_wants_site(c) ? sp_site_capture() : NULL;
+    sp_site *here = diag_code_has_site(c) && diag_wants_site(c) ? diag_capture(c) : NULL;
     va_list ap;
     va_start(ap, fmt);
     diag_go(c, view_of(r, &v), here, fmt, ap);
@@ -675,7 +763,7 @@ __attribute__((noinline)) void sp_diag(sp_code c, const struct sp_range *r, cons
 
 __attribute__((noinline)) void sp_diag_in(sp_code c, const sp_diag_range *r, const char *fmt, ...)
 {
-    sp_site *here = diag_code_has_site(c) && diag_wants_site(c) ? sp_site_capture() : NULL;
+    sp_site *here = diag_code_has_site(c) && diag_wants_site(c) ? diag_capture(c) : NULL;
     va_list ap;
     va_start(ap, fmt);
     diag_go(c, r, here, fmt, ap);
@@ -684,7 +772,7 @@ __attribute__((noinline)) void sp_diag_in(sp_code c, const sp_diag_range *r, con
 
 __attribute__((noinline)) sp_site *sp_diag_site(sp_code c)
 {
-    return diag_wants_site(c) ? sp_site_capture() : NULL;
+    return diag_wants_site(c) ? diag_capture(c) : NULL;
 }
 
 void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *fmt, ...)
@@ -728,7 +816,7 @@ __attribute__((noinline)) void sp_hazard_prevented(sp_hazard h, const struct sp_
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     sp_diag_range v;
-    sp_site *here = diag_wants_site(SP_HAZARD_PREVENTED) ? sp_site_capture() : NULL;
+    sp_site *here = diag_wants_site(SP_HAZARD_PREVENTED) ? diag_capture(SP_HAZARD_PREVENTED) : NULL;
     diag_say(SP_HAZARD_PREVENTED, view_of(r, &v), here, "%s: %s: %s", hazard_table[h].name, what,
              hazard_table[h].did);
 }
@@ -883,9 +971,10 @@ static void frame_table_build(frame_table *t)
     }
     sp_mem_free(pc);
     sp_mem_free(adj);
-    if (!t->n) {
+    if (!t->n) { /* no frame at all (backtrace=0), or out of memory */
         sp_mem_free(key);
         sp_mem_free(fi);
+        *t = (frame_table){0};
     }
 }
 

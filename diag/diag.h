@@ -32,11 +32,17 @@ typedef enum sp_code {
     SP_CODE_COUNT
 } sp_code;
 
-/* A recorded call site. */
+/* A recorded call site: pc[0..held), of which the first n are shown
+ * (printed, in the report and the history: the backtrace option); the
+ * frames past n (held > n) are kept only for suppressions to match. held <=
+ * n means n frames. A site that shows none (backtrace=0) is shared by every
+ * capture of the same stack: sp_site_free leaves it alone. */
 typedef struct sp_site {
     uint64_t t_ns;
     pid_t tid;
-    int n;
+    short n;              /* at most 64 (the backtrace option) */
+    unsigned char held;   /* at most 64 */
+    unsigned char shared;
     void *pc[];
 } sp_site;
 
@@ -176,6 +182,10 @@ sp_site *sp_site_capture(void);
  * backtrace interceptor): each frame unwound costs, on every register and
  * unregister, about a microsecond when the unwind tables are cold. */
 sp_site *sp_site_capture_entry(void);
+/* sp_site_capture_entry for a registration: while any suppression is
+ * loaded, the site holds at least SP_SUPP_FRAMES frames for matching, also
+ * under backtrace=0 (which shows none of them). */
+sp_site *sp_site_capture_register(void);
 void sp_site_free(sp_site *s);
 
 /* Release latency sample (unregister call -> real unregister done). */

@@ -10,6 +10,7 @@
 #include "diag.h"
 #include "options.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -41,6 +42,7 @@ static int supp_n;
 static char sources[SP_SUPP_SOURCES][PATH_MAX];
 static int sources_n;
 static uint64_t want_mask;                /* bit c: some suppression for code c */
+static uint64_t func_mask;                /* bit c: some function pattern for code c */
 static uint64_t suppressed_total;         /* atomic */
 static uint64_t suppressed_user;          /* atomic */
 static uint64_t suppressed_code[SP_CODE_COUNT]; /* atomic */
@@ -91,6 +93,7 @@ void sp_supp_reset(void)
     sources_n = 0;
     full_said = 0;
     __atomic_store_n(&want_mask, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&func_mask, 0, __ATOMIC_RELEASE);
     sp_supp_fork_child();
     pending_len = 0;
     pending[0] = '\0';
@@ -203,9 +206,12 @@ static int parse_line(const char *line, size_t len, int source, const char *name
     e->line = lineno;
     e->is_default = is_default;
     e->hits = 0;
+    e->is_module = sp_supp_is_module_pattern(e->pattern);
     supp_n++;
-    __atomic_or_fetch(&want_mask, c == SP_SUPP_CODE_ANY ? ~(uint64_t)0 : (uint64_t)1 << c,
-                      __ATOMIC_RELEASE);
+    uint64_t bits = c == SP_SUPP_CODE_ANY ? ~(uint64_t)0 : (uint64_t)1 << c;
+    if (!e->is_module)
+        __atomic_or_fetch(&func_mask, bits, __ATOMIC_RELEASE);
+    __atomic_or_fetch(&want_mask, bits, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -359,27 +365,102 @@ int sp_supp_match_frames(int c, const sp_frame_info *fi, int n)
         if (e->code != SP_SUPP_CODE_ANY && e->code != c)
             continue;
         for (int k = 0; k < n; k++)
-            if ((fi[k].func[0] && sp_supp_glob(e->pattern, fi[k].func)) ||
+            if ((!e->is_module && fi[k].func[0] && sp_supp_glob(e->pattern, fi[k].func)) ||
                 (fi[k].module[0] && sp_supp_glob(e->pattern, fi[k].module)))
                 return i;
     }
     return -1;
 }
 
+int sp_supp_is_module_pattern(const char *pattern) { return strstr(pattern, ".so") != NULL; }
+
+int sp_supp_any(void) { return __atomic_load_n(&want_mask, __ATOMIC_ACQUIRE) != 0; }
+
+/* The frames of st that matching looks at: those it holds for suppressions
+ * (held), at least those it shows (n). */
+static int frames_of(const sp_site *st)
+{
+    int n = !st ? 0 : st->held > st->n ? st->held : st->n;
+    return n < SP_SYM_MAX ? n : SP_SYM_MAX;
+}
+
+static int for_code(const sp_supp *e, int c) { return e->code == SP_SUPP_CODE_ANY || e->code == c; }
+
+/* The first function pattern for code c that names the function of f, or -1. */
+static int match_function(int c, const sp_frame_info *f)
+{
+    if (!f->func[0])
+        return -1;
+    for (int i = 0; i < supp_n; i++)
+        if (!supp[i].is_module && for_code(&supp[i], c) && sp_supp_glob(supp[i].pattern, f->func))
+            return i;
+    return -1;
+}
+
+/*
+ * Two passes, cheapest first. 1: every pattern against the module of every
+ * frame of every stack, as dladdr names it: no symbolizer. 2: only if no
+ * module matched and some function pattern names code c, stack by stack
+ * (in the order given), the frames of one module at a time (in the order
+ * they come) are symbolized (through the symbolizer's cache: each pc once)
+ * and their functions matched; the first match ends it, so the modules past
+ * it are never symbolized.
+ */
 int sp_supp_match(int c, const sp_site *const *stacks, int nstacks)
 {
-    if (!sp_supp_wanted(c))
+    if (!sp_supp_wanted(c) || nstacks <= 0)
         return -1;
-    for (int s = 0; s < nstacks; s++) {
-        const sp_site *st = stacks[s];
-        if (!st || st->n <= 0)
+    int total = 0;
+    for (int s = 0; s < nstacks; s++)
+        total += frames_of(stacks[s]);
+    if (total == 0)
+        return -1;
+    const char *mod[total];  /* base name of the frame's module, or NULL */
+    const void *fbase[total]; /* its load base */
+    for (int s = 0, at = 0; s < nstacks; s++) {
+        for (int k = 0; k < frames_of(stacks[s]); k++, at++) {
+            Dl_info info;
+            mod[at] = NULL;
+            fbase[at] = NULL;
+            if (dladdr(stacks[s]->pc[k], &info) && info.dli_fname) {
+                const char *slash = strrchr(info.dli_fname, '/');
+                mod[at] = slash ? slash + 1 : info.dli_fname;
+                fbase[at] = info.dli_fbase;
+            }
+        }
+    }
+    for (int i = 0; i < supp_n; i++) {
+        if (!for_code(&supp[i], c))
             continue;
-        int n = st->n < SP_SYM_MAX ? st->n : SP_SYM_MAX;
+        for (int k = 0; k < total; k++)
+            if (mod[k] && mod[k][0] && sp_supp_glob(supp[i].pattern, mod[k]))
+                return i;
+    }
+    if (!((__atomic_load_n(&func_mask, __ATOMIC_ACQUIRE) >> c) & 1))
+        return -1;
+    for (int s = 0, at = 0; s < nstacks; s++) {
+        int n = frames_of(stacks[s]);
+        if (n == 0)
+            continue;
         sp_frame_info fi[n];
-        sp_symbolize(st->pc, n, fi);
-        int i = sp_supp_match_frames(c, fi, n);
-        if (i >= 0)
-            return i;
+        unsigned char done[n], want[n];
+        for (int k = 0; k < n; k++)
+            done[k] = mod[at + k] == NULL; /* nothing to symbolize there */
+        for (int k = 0; k < n; k++) {
+            if (done[k])
+                continue;
+            for (int j = 0; j < n; j++) {
+                want[j] = !done[j] && fbase[at + j] == fbase[at + k];
+                done[j] |= want[j];
+            }
+            sp_symbolize_some(stacks[s]->pc, n, want, fi);
+            for (int j = 0; j < n; j++) {
+                int i = want[j] ? match_function(c, &fi[j]) : -1;
+                if (i >= 0)
+                    return i;
+            }
+        }
+        at += n;
     }
     return -1;
 }
@@ -428,7 +509,7 @@ int sp_supp_generate(int c, const sp_site *const *stacks, int nstacks, uintptr_t
         return -1;
     for (int s = 0; s < nstacks; s++) {
         const sp_site *st = stacks[s];
-        for (int i = 0; st && i < st->n; i++) {
+        for (int i = 0; i < frames_of(st); i++) {
             if ((uintptr_t)st->pc[i] >= self_lo && (uintptr_t)st->pc[i] < self_hi)
                 continue;
             sp_frame_info fi;

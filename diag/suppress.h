@@ -6,7 +6,10 @@
  * (codes.inc) or '*', PATTERN a glob ('*' any run of characters, '?' one)
  * matched against the whole function name or the whole module name (the
  * object's base name) of any frame of the stacks given: where the diagnostic
- * happened and where its range was registered. '#' starts a comment line;
+ * happened and where its range was registered. A pattern that contains
+ * ".so" is a module pattern: matched against module names only, it never
+ * needs the symbolizer (addr2line). Every other pattern is a function
+ * pattern, matched against module names too. '#' starts a comment line;
  * blank lines are ignored; a malformed line is reported once, with its file
  * and line number, and ignored (said by a process that has something to
  * say: see sp_supp_flush).
@@ -33,6 +36,11 @@ extern "C" {
 #define SP_SUPP_MAX 512         /* suppressions, defaults included */
 #define SP_SUPP_PATTERN_MAX 256 /* characters of a pattern */
 #define SP_SUPP_CODE_ANY (-1)
+/* Frames a stack that suppressions may match holds at least, whatever the
+ * backtrace option (0 included) says is shown: the registration site of a
+ * caching allocator is a few frames below the register hook (two of
+ * libcudart's above PyTorch's). */
+#define SP_SUPP_FRAMES 8
 
 typedef struct sp_supp {
     int code;               /* an sp_code, or SP_SUPP_CODE_ANY ('*') */
@@ -40,6 +48,7 @@ typedef struct sp_supp {
     int source;             /* index for sp_supp_source */
     unsigned line;          /* line in that source */
     int is_default;         /* from the suppressions shipped with safepin */
+    int is_module;          /* a module pattern (sp_supp_is_module_pattern) */
     uint64_t hits;          /* diagnostics it silenced (atomic) */
 } sp_supp;
 
@@ -61,11 +70,25 @@ void sp_supp_reset(void);
  * matched. One load and a bit test. */
 int sp_supp_wanted(int c);
 
-/* The first suppression for code c matched by a frame of fi[0..n-1], or -1. */
+/* Nonzero if any suppression is loaded (the defaults count): a registration
+ * then holds SP_SUPP_FRAMES of its stack whatever the backtrace option. */
+int sp_supp_any(void);
+
+/* Nonzero if pattern is a module pattern: it contains ".so". */
+int sp_supp_is_module_pattern(const char *pattern);
+
+/* The first suppression for code c matched by a frame of fi[0..n-1] (a
+ * module pattern by the module, any other by the function or the module),
+ * or -1. */
 int sp_supp_match_frames(int c, const sp_frame_info *fi, int n);
 
-/* The first suppression for code c matched by a frame of the given stacks
- * (NULL entries skipped), symbolized here, or -1. Does not count the hit. */
+/* A suppression for code c matched by a frame of the given stacks (NULL
+ * entries skipped; a stack's held frames, see sp_site), or -1. Every
+ * pattern is tried against every frame's module first (dladdr only); only
+ * when none matches are frames symbolized for the function patterns: stack
+ * by stack, one module at a time, through the symbolizer's cache, until one
+ * matches. No addr2line runs when no function pattern names code c. Does
+ * not count the hit. */
 int sp_supp_match(int c, const sp_site *const *stacks, int nstacks);
 
 /* Count a diagnostic of code c silenced by suppression i. */

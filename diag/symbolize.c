@@ -633,7 +633,7 @@ static void cache_keep(void *const *pc, const unsigned char *adj, int n, const D
     pthread_mutex_unlock(&cache_lock);
 }
 
-void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
+void sp_symbolize_some(void *const *pc, int n, const unsigned char *want, sp_frame_info *out)
 {
     Dl_info info[SP_SYM_MAX];
     unsigned char adj[SP_SYM_MAX], todo[SP_SYM_MAX], fresh[SP_SYM_MAX];
@@ -642,8 +642,10 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
     if (n > SP_SYM_MAX)
         n = SP_SYM_MAX;
     for (int i = 0; i < n; i++) {
-        int have;
-        plain(pc[i], &info[i], &have, &out[i]);
+        int have = 0;
+        memset(&info[i], 0, sizeof(info[i]));
+        if (!want || want[i])
+            plain(pc[i], &info[i], &have, &out[i]);
         adj[i] = 1; /* every frame of a site is a return address */
         todo[i] = (unsigned char)have;
     }
@@ -662,6 +664,8 @@ void sp_symbolize(void *const *pc, int n, sp_frame_info *out)
     tls_symbolizing = 0;
     pthread_setcancelstate(cancel, NULL);
 }
+
+void sp_symbolize(void *const *pc, int n, sp_frame_info *out) { sp_symbolize_some(pc, n, NULL, out); }
 
 int sp_symbolize_many(void *const *pc, const unsigned char *adj, int n, sp_frame_info *out)
 {

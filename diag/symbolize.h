@@ -36,6 +36,11 @@ void sp_symbolize_init(void);
  * time; never fails: missing parts stay empty. Not a cancellation point. */
 void sp_symbolize(void *const *pc, int n, sp_frame_info *out);
 
+/* sp_symbolize for the frames of the stack pc[0..n) with want[i] set (all
+ * when want is NULL); out[i] of the others is left as it was. pc[0] is
+ * where the stack was taken, as for sp_symbolize, whichever are wanted. */
+void sp_symbolize_some(void *const *pc, int n, const unsigned char *want, sp_frame_info *out);
+
 /* Many frames at once, outside any hook (a report written at exit): n is
  * not bounded, adj[i] nonzero: pc[i] is a return address. One addr2line
  * run per module (and per 1024 addresses), each bounded as one of

@@ -206,6 +206,74 @@ hip "strict=1" clean
 grep -q "safepin: suppressions:" "$T/out" && why="$why; the defaults have malformed lines: $(grep suppressions: "$T/out")"
 check "default suppressions: each line commented, none malformed" "$why"
 
+# ---- module patterns need no symbolizer; the defaults hold whatever the options ------------------
+# build/tests/diag/supp/torch/libtorch_cuda.so stands in for PyTorch's: its static (unexported)
+# CUDACachingHostAllocatorImpl_allocate_slowpath registers through two frames of
+# libsuppholder_hip.so (as libcudart's two stand above the register hook) and keeps the block.
+why=
+out=$(LD_LIBRARY_PATH=$SIM timeout 60 "$HIP" torch 2>&1); rc=$?
+[ $rc -eq 0 ] && [ "$out" = OK ] || why="$why; bare: rc $rc: $out"
+for o in "" symbolize=0 backtrace=0 backtrace=1 backtrace=2 symbolize=0:backtrace=0 backtrace=64; do
+    hip "strict=1:report=$T/t.json${o:+:$o}" torch; rc=$?
+    [ $rc -eq 0 ] && [ "$(leak_lines)" = 0 ] || why="$why; '$o': exit $rc, $(leak_lines) leak lines"
+    [ "$(jget "$T/t.json" 'd["violations_total"], d["suppressed"], d["counters"]["leaks"]')" = "(0, {'leak-at-exit': 1}, 1)" ] \
+        || why="$why; '$o': report: $(jget "$T/t.json" 'd["violations_total"], d.get("suppressed")')"
+done
+check "default suppressions: PyTorch's stand-in (libtorch_cuda.so) silenced under symbolize=0/1 and backtrace=0/1/2/8/64" "$why"
+
+# backtrace=0 holds the registration stack for suppressions, and shows none of it.
+why=
+hip "strict=1:backtrace=0:default_suppressions=0:suppressions=$T/lib.supp" keep; rc=$?
+[ $rc -eq 0 ] || why="$why; leak-at-exit:libsuppholder_hip.so: exit $rc"
+printf 'leak-at-exit:supp_holder_keep\n' >"$T/fk.supp"
+hip "strict=1:backtrace=0:default_suppressions=0:suppressions=$T/fk.supp" keep; rc=$?
+[ $rc -eq 0 ] || why="$why; leak-at-exit:supp_holder_keep: exit $rc"
+hip "strict=1:backtrace=0:default_suppressions=0:report=$T/b0.json" torch; rc=$?
+[ $rc -eq 23 ] && [ "$(leak_lines)" = 1 ] || why="$why; not suppressed: exit $rc, $(leak_lines) leak lines"
+grep -qE "registered at \(thread|^ +#[0-9]+ 0x" "$T/out" && why="$why; backtrace=0 printed a stack: $(grep -m1 -E 'registered at \(thread|#[0-9]' "$T/out")"
+[ "$(jget "$T/b0.json" '[(v["at"], v["registered"]) for v in d["violations"]]')" = "[(None, None)]" ] \
+    || why="$why; backtrace=0 report has stacks: $(jget "$T/b0.json" '[(v["at"], v["registered"]) for v in d["violations"]]' | head -c 200)"
+check "backtrace=0: a leak matched by module or function all the same; no stack printed or reported" "$why"
+
+# What runs addr2line: a fake one first on PATH records the module of each run.
+if A2L=$(command -v addr2line); then
+    mkdir -p "$T/bin"
+    printf '#!/bin/sh\nprev=\nfor a in "$@"; do [ "$prev" = -e ] && echo "${a##*/}" >>"%s"; prev=$a; done\nexec %s "$@"\n' \
+        "$T/a2l.log" "$A2L" >"$T/bin/addr2line"
+    chmod +x "$T/bin/addr2line"
+    a2l() { rm -f "$T/a2l.log"; PATH="$T/bin:$PATH" hip "$@"; }
+    runs() { [ -f "$T/a2l.log" ] && tr '\n' ' ' <"$T/a2l.log" | sed 's/ $//'; }
+
+    why=
+    a2l "strict=1" torch; rc=$?
+    [ $rc -eq 0 ] || why="$why; defaults: exit $rc"
+    [ -z "$(runs)" ] || why="$why; defaults: addr2line ran on: $(runs)"
+    a2l "strict=1:default_suppressions=0:suppressions=$T/lib.supp" keep; rc=$?
+    [ $rc -eq 0 ] || why="$why; leak-at-exit:libsuppholder_hip.so: exit $rc"
+    [ -z "$(runs)" ] || why="$why; leak-at-exit:libsuppholder_hip.so: addr2line ran on: $(runs)"
+    a2l "strict=1:default_suppressions=0" torch; rc=$?
+    [ $rc -eq 23 ] && [ -n "$(runs)" ] || why="$why; the fake addr2line is not used (exit $rc, runs '$(runs)')"
+    check "module patterns match without addr2line (the defaults, and leak-at-exit:LIBRARY.so)" "$why"
+
+    # A function pattern symbolizes the registration stack one module at a time, innermost
+    # first, until it matches: the runtime's frames, then libtorch_cuda.so; never the exit
+    # path's libc nor the program.
+    why=
+    printf 'leak-at-exit:*CachingHostAllocator*\n' >"$T/fc.supp"
+    a2l "strict=1:default_suppressions=0:suppressions=$T/fc.supp:report=$T/fc.json" torch; rc=$?
+    [ $rc -eq 0 ] || why="$why; exit $rc"
+    [ "$(runs)" = "libsuppholder_hip.so libtorch_cuda.so" ] || why="$why; addr2line ran on: $(runs)"
+    u=$(jget "$T/fc.json" '[(s["pattern"], s["count"]) for s in d["suppressions_used"]]')
+    [ "$u" = "[('*CachingHostAllocator*', 1)]" ] || why="$why; suppressions_used: $u"
+    a2l "strict=1:default_suppressions=0:suppressions=$T/fc.supp:symbolize=0" torch; rc=$?
+    [ $rc -eq 23 ] || why="$why; symbolize=0 matched a static function's name: exit $rc"
+    [ -z "$(runs)" ] || why="$why; symbolize=0: addr2line ran on: $(runs)"
+    check "function patterns: a static function matched, addr2line only on the modules up to the match" "$why"
+else
+    echo "ok - module patterns match without addr2line # SKIP no addr2line"
+    echo "ok - function patterns: addr2line only on the modules up to the match # SKIP no addr2line"
+fi
+
 # ---- the CUDA face -------------------------------------------------------------------------------
 why=
 cu "strict=1:gen_suppressions=1" keep; rc=$?

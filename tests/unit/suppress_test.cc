@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <dlfcn.h>
 
 #include "diag.h"
 #include "interpose.h"
@@ -43,6 +45,41 @@ class Suppress : public ::testing::Test {
 };
 
 extern "C" __attribute__((noinline)) void suppress_test_marker(void) { __asm__ volatile(""); }
+
+// Code of this program that nothing else symbolizes (the symbolizer's cache
+// would answer for it): one function per test that counts addr2line runs.
+extern "C" __attribute__((noinline)) void supp_probe_target(void) { __asm__ volatile(""); }
+extern "C" __attribute__((noinline)) void supp_module_only_target(void) { __asm__ volatile(""); }
+extern "C" __attribute__((noinline)) void supp_function_target(void) { __asm__ volatile(""); }
+extern "C" __attribute__((noinline)) void supp_no_match_target(void) { __asm__ volatile(""); }
+
+// A recorded stack of these pcs (pc[0] where it was taken); free() it.
+sp_site *Site(std::initializer_list<const void *> pcs)
+{
+    sp_site *s = static_cast<sp_site *>(calloc(1, sizeof(sp_site) + pcs.size() * sizeof(void *)));
+    if (!s)
+        return nullptr;
+    for (const void *pc : pcs)
+        s->pc[s->n++] = const_cast<void *>(pc);
+    return s;
+}
+
+const void *At(void (*fn)(void), int off) { return reinterpret_cast<const char *>(fn) + off; }
+// libc's code (libc.so.6), as the loader finds it.
+const void *InLibc(int off) { return static_cast<const char *>(dlsym(RTLD_DEFAULT, "qsort")) + off; }
+
+// addr2line found and answering (symbolize=1).
+bool Addr2line()
+{
+    sp_opt.symbolize = 1;
+    sp_symbolize_init();
+    static int off; /* a pc the cache does not hold yet */
+    void *pc = const_cast<void *>(At(supp_probe_target, ++off));
+    sp_frame_info fi;
+    unsigned long before = sp_symbolize_runs();
+    sp_symbolize(&pc, 1, &fi);
+    return sp_symbolize_runs() != before;
+}
 
 } // namespace
 
@@ -176,4 +213,123 @@ TEST(LeakCheck, ReportCountsWithoutViolationOffSaysNothing)
     EXPECT_EQ(sp_stat.code_count[SP_LEAK_AT_EXIT] - code0, 2u);
     EXPECT_EQ(sp_violations() - viol0, 1u);
     sp_opt.leak_mode = saved;
+}
+
+TEST(SuppressClass, PatternsWithDotSoNameModules)
+{
+    EXPECT_TRUE(sp_supp_is_module_pattern("libtorch_cuda.so"));
+    EXPECT_TRUE(sp_supp_is_module_pattern("libcudart.so.*"));
+    EXPECT_TRUE(sp_supp_is_module_pattern("*.so"));
+    EXPECT_FALSE(sp_supp_is_module_pattern("*CachingHostAllocator*"));
+    EXPECT_FALSE(sp_supp_is_module_pattern("supp_hip")); // a program's name: a function pattern
+    EXPECT_FALSE(sp_supp_is_module_pattern("*"));
+}
+
+// A module pattern matches by dladdr's module name: no addr2line run, even
+// with a function pattern for the code before it in the file.
+TEST_F(Suppress, ModulePatternsMatchWithoutTheSymbolizer)
+{
+    int saved = sp_opt.symbolize;
+    if (!Addr2line()) {
+        sp_opt.symbolize = saved;
+        GTEST_SKIP() << "no addr2line here";
+    }
+    ASSERT_EQ(Add("leak-at-exit:*no_such_function*\nleak-at-exit:libc.so*\n"), 0);
+    sp_site *s = Site({At(supp_module_only_target, 1), InLibc(3)});
+    ASSERT_NE(s, nullptr);
+    const sp_site *stacks[2] = {nullptr, s};
+    unsigned long before = sp_symbolize_runs();
+    EXPECT_EQ(sp_supp_match(SP_LEAK_AT_EXIT, stacks, 2), 1);
+    EXPECT_EQ(sp_symbolize_runs() - before, 0ul);
+    free(s);
+    sp_opt.symbolize = saved;
+}
+
+// A function pattern symbolizes one module at a time, in the order of the
+// frames, and stops at the match: this program's frame answers, libc's is
+// never symbolized; asked again, the cache answers.
+TEST_F(Suppress, FunctionPatternsSymbolizeOnlyTheModulesUpToTheMatch)
+{
+    int saved = sp_opt.symbolize;
+    if (!Addr2line()) {
+        sp_opt.symbolize = saved;
+        GTEST_SKIP() << "no addr2line here";
+    }
+    ASSERT_EQ(Add("leak-at-exit:libnothing.so\nleak-at-exit:*supp_function_target*\n"), 0);
+    sp_site *s = Site({At(supp_function_target, 1), InLibc(5)});
+    ASSERT_NE(s, nullptr);
+    const sp_site *stacks[1] = {s};
+    unsigned long before = sp_symbolize_runs();
+    EXPECT_EQ(sp_supp_match(SP_LEAK_AT_EXIT, stacks, 1), 1);
+    EXPECT_EQ(sp_symbolize_runs() - before, 1ul);
+    before = sp_symbolize_runs();
+    EXPECT_EQ(sp_supp_match(SP_LEAK_AT_EXIT, stacks, 1), 1);
+    EXPECT_EQ(sp_symbolize_runs() - before, 0ul);
+    // No suppression for the code: nothing symbolized, nothing matched.
+    EXPECT_EQ(sp_supp_match(SP_DOUBLE_UNREGISTER, stacks, 1), -1);
+    EXPECT_EQ(sp_symbolize_runs() - before, 0ul);
+    free(s);
+
+    // No match: each module once (two frames of this program, one run).
+    sp_site *t = Site({At(supp_no_match_target, 1), InLibc(7), At(supp_no_match_target, 2)});
+    ASSERT_NE(t, nullptr);
+    stacks[0] = t;
+    before = sp_symbolize_runs();
+    EXPECT_EQ(sp_supp_match(SP_LEAK_AT_EXIT, stacks, 1), -1);
+    EXPECT_EQ(sp_symbolize_runs() - before, 2ul);
+    free(t);
+    sp_opt.symbolize = saved;
+}
+
+// symbolize=0: function patterns match dladdr's (exported) names; module
+// patterns all the same.
+TEST_F(Suppress, WithoutTheSymbolizerExportedNamesAndModulesMatch)
+{
+    int saved = sp_opt.symbolize;
+    sp_opt.symbolize = 0;
+    sp_frame_info plain;
+    sp_symbolize_plain(const_cast<void *>(InLibc(1)), &plain);
+    ASSERT_NE(plain.func[0], '\0') << "dladdr names no libc function here";
+    ASSERT_EQ(Add(("leak-at-exit:" + std::string(plain.func) + "\n").c_str()), 0);
+    sp_site *s = Site({InLibc(1), At(supp_no_match_target, 1)});
+    ASSERT_NE(s, nullptr);
+    const sp_site *stacks[1] = {s};
+    unsigned long before = sp_symbolize_runs();
+    EXPECT_EQ(sp_supp_match(SP_LEAK_AT_EXIT, stacks, 1), 0);
+    EXPECT_EQ(sp_symbolize_runs() - before, 0ul);
+    free(s);
+    sp_opt.symbolize = saved;
+}
+
+// backtrace=0 shows no frame, but a registration's site holds
+// SP_SUPP_FRAMES for suppressions while any is loaded (none: no site).
+TEST_F(Suppress, RegistrationSitesHoldFramesForSuppressions)
+{
+    long saved = sp_opt.backtrace;
+    sp_opt.backtrace = 0;
+    EXPECT_EQ(sp_site_capture_register(), nullptr);
+    ASSERT_EQ(Add("leak-at-exit:libnothing.so\n"), 0);
+    sp_site *s = sp_site_capture_register();
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->n, 0);
+    EXPECT_GT(s->held, 0);
+    EXPECT_LE(s->held, SP_SUPP_FRAMES);
+    sp_site_free(s); // shared: left alone
+    // The same stack again: the same site, no memory of its own.
+    sp_site *same[2];
+    for (int i = 0; i < 2; i++)
+        same[i] = sp_site_capture_register();
+    EXPECT_EQ(same[0], same[1]);
+    ASSERT_NE(same[0], nullptr);
+    EXPECT_TRUE(same[0]->shared);
+    sp_site_free(same[0]);
+    // (How many frames stand above the test's depends on what of the test
+    // program counts as safepin's own code here: tests/diag checks them.)
+    sp_opt.backtrace = 1;
+    s = sp_site_capture_register();
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->n, 1);
+    EXPECT_GE(s->held, s->n);
+    sp_site_free(s);
+    sp_opt.backtrace = saved;
 }

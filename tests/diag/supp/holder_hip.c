@@ -28,3 +28,20 @@ __attribute__((noinline)) void *fake_CachingHostAllocator_allocate(size_t size)
     }
     return p;
 }
+
+/* A runtime's own frames between a library and the register hook, as
+ * libcudart's two stand between PyTorch and cuMemHostRegister_v2
+ * (tests/diag/supp/torch_cuda_standin.c calls it). */
+__attribute__((noinline)) static int via_runtime_inner(void *p, size_t size)
+{
+    int e = hipHostRegister(p, size, 0);
+    __asm__ volatile("" ::: "memory"); /* no tail call: this frame stays */
+    return e;
+}
+
+__attribute__((noinline)) int supp_via_runtime(void *p, size_t size)
+{
+    int e = via_runtime_inner(p, size);
+    __asm__ volatile("" ::: "memory");
+    return e;
+}

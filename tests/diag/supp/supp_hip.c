@@ -5,6 +5,7 @@
  *   supp_hip keep-double  both
  *   supp_hip cache        the library's fake_CachingHostAllocator_allocate keeps one
  *   supp_hip clean        register and unregister: nothing to say
+ *   supp_hip torch        the stand-in libtorch_cuda.so's caching allocator keeps one
  * Prints "OK" and exits 0 when every call answered as expected.
  */
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 void *supp_holder_keep(size_t size);
 void *fake_CachingHostAllocator_allocate(size_t size);
+void *torch_standin_pin(size_t size);
 
 static int twice(void)
 {
@@ -33,6 +35,8 @@ int main(int argc, char **argv)
         ok = ok && twice();
     if (strcmp(mode, "cache") == 0)
         ok = fake_CachingHostAllocator_allocate(1 << 20) != NULL;
+    if (strcmp(mode, "torch") == 0)
+        ok = torch_standin_pin(1 << 20) != NULL;
     if (strcmp(mode, "clean") == 0) {
         char *p = malloc(1 << 16);
         ok = p && hipHostRegister(p, 1 << 16, 0) == hipSuccess && hipHostUnregister(p) == hipSuccess;
