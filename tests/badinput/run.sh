@@ -161,12 +161,12 @@ fi
 BAD_OPTIONS="strcit=1|0|unknown option 'strcit' ignored: did you mean 'strict'? (accepted keys: log, log_path, strict, exitcode,
 leak-check=off|0|unknown option 'leak-check' ignored: did you mean 'leak_check'?
 frobnicate=1|0|unknown option 'frobnicate' ignored (accepted keys: log, log_path, strict,
-log=verbose|0|unknown value 'verbose' for 'log' (accepted: error, warn, info or debug), keeping warn
+log=verbose:strict=1|23|unknown value 'verbose' for 'log' (accepted: error, warn, info or debug), keeping warn
 leak_check=reprot|0|unknown value 'reprot' for 'leak_check': did you mean 'report'? (accepted: strict, report or off), keeping strict
 unregister=later:hold=of|0|unknown value 'of' for 'hold': did you mean 'off'? (accepted: auto, on or off), keeping auto
 strict=1:leak_chek=off|23|strict: 1 problem(s) in SAFEPIN_OPTIONS (said at start): exit status 23
 strict=1:exitcode=42:lgo=info|42|unknown option 'lgo' ignored: did you mean 'log'?
-$(head -c 5000 /dev/zero | tr '\0' k)=1|0|unknown option 'kkkk"
+strict=1:$(head -c 5000 /dev/zero | tr '\0' k)=1|23|strict: 1 problem(s) in SAFEPIN_OPTIONS"
 c=hipfree_null
 while IFS='|' read -r spec want_rc want_text; do
     log=$LOGDIR/options.$N

@@ -266,12 +266,12 @@ WANT=("--log wants one of error, warn, info, debug, not 'verbose'")
 refused "--log verbose" -- --log verbose -- sh -c "touch $TMP/ran"
 WANT=("--exitcode wants a number from 1 to 255, not '300'")
 refused "--exitcode 300" -- --exitcode 300 -- sh -c "touch $TMP/ran"
-# Options that parse run as before.
+# Options that parse run as before (a HIP and a CUDA program, by --sim).
 (cd "$TMP" && SAFEPIN_OPTIONS=leak_check=report "$SMOKE" -q --lib "$SAFEPIN_LIB" "${SIMARGS[@]}" --junit - \
-    --options max_repeats=5 --log warn -- "$L/unreg_busy_stream") >"$TMP/good.out" 2>&1
+    --options max_repeats=5 --log warn -- "$L/unreg_busy_stream" -- "$LC/identical_reregister") >"$TMP/good.out" 2>&1
 rc=$?
-check "smoke: options that parse: the programs run (exit 0)" "exit $rc: $(tail -2 "$TMP/good.out" | tr '\n' ' ')" \
-    grep -q "unreg_busy_stream  *pass " "$TMP/good.out"
+check "smoke: options that parse: the programs run, HIP and CUDA (exit 0)" "exit $rc: $(tail -3 "$TMP/good.out" | tr '\n' ' ')" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "unreg_busy_stream  *pass " "$2" && grep -q "identical_reregister  *pass " "$2"' _ "$rc" "$TMP/good.out"
 
 # The launcher refuses a word its flags do not take (naming those they do),
 # and --options the library does not parse, before the program runs.
@@ -292,10 +292,12 @@ launcher_refuses "--unregister wants one of ordered, async, sync, not 'later'" -
 launcher_refuses "--leak-check wants one of strict, report, off, not 'bogus'" --leak-check bogus
 launcher_refuses "unknown option 'strcit' ignored: did you mean 'strict'?" --options strcit=1
 launcher_refuses "unknown value 'verbose' for 'log' (accepted: error, warn, info or debug)" --options log=verbose
-scripts/safepin --lib "$SAFEPIN_LIB" --log info --unregister async --leak-check report --options strict=1:max_repeats=3 \
-    -- sh -c 'echo "$SAFEPIN_OPTIONS"' >"$TMP/l.out" 2>&1
-check "launcher: accepted words and --options pass on to SAFEPIN_OPTIONS" "$(cat "$TMP/l.out")" \
-    grep -qx "log=info:unregister=async:leak_check=report:strict=1:max_repeats=3" "$TMP/l.out"
+env -u LD_LIBRARY_PATH scripts/safepin --lib "$SAFEPIN_LIB" --log info --unregister async --leak-check report \
+    --options strict=1:max_repeats=3 --sim -- sh -c 'echo "$SAFEPIN_OPTIONS"; echo "$LD_LIBRARY_PATH"' >"$TMP/l.out" 2>&1
+check "launcher: accepted words and --options pass on to SAFEPIN_OPTIONS; --sim puts simhip and simcuda on the library path" \
+    "$(cat "$TMP/l.out" | tr '\n' ' ')" \
+    bash -c '[ "$(cat "$1")" = "$(printf "%s\n%s" "log=info:unregister=async:leak_check=report:strict=1:max_repeats=3" "$2/simhip:$2/simcuda")" ]' \
+    _ "$TMP/l.out" "$ROOT/build"
 
 if [ "$FAILS" -ne 0 ]; then
     echo "# smoke: $FAILS failed; runner output:"
