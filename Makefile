@@ -5,7 +5,7 @@
 #   make test       install deps, build, run every suite (plain + ASan/UBSan/TSan)
 #   make demo       a legacy program on simhip, without and with safepin
 #   make bench      the benchmark table (build/bench.json)
-#   make install    DESTDIR=... PREFIX=/usr/local (LIBDIR, SIMDIR, MANDIR: see below)
+#   make install    DESTDIR=... PREFIX=/usr/local (LIBDIR, SIMDIR, SIMCUDADIR, MANDIR: see below)
 #   make deb        build/safepin_<version>_<arch>.deb (scripts/make-deb)
 #   make wheel      build/safepin-<version>-py3-none-manylinux_2_<N>_<arch>.whl
 #                   (scripts/make-wheel, with Debian's /usr/bin/python3)
@@ -471,25 +471,30 @@ bench: deps
 	$(MAKE) -j2 all
 	@scripts/bench
 
-# Installed layout. The launcher finds the library and simhip relative to
-# itself (LIBDIR and SIMDIR under PREFIX), so DESTDIR trees and package roots
-# work where they are unpacked.
+# Installed layout. The launcher finds the library and the simulated devices
+# relative to itself (LIBDIR, SIMDIR and SIMCUDADIR under PREFIX), so DESTDIR
+# trees and package roots work where they are unpacked.
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 SIMDIR ?= $(PREFIX)/lib/safepin/simhip
+SIMCUDADIR ?= $(PREFIX)/lib/safepin/simcuda
 MANDIR ?= $(PREFIX)/share/man
-# The default suppressions are compiled into the library; a copy of the
-# text goes here, for reading (and as a start for a suppressions file).
+# The documentation, README.md and docs/ (scripts/install-docs), and a copy
+# of the default suppressions' text (the library has them compiled in), for
+# reading and as a start for a suppressions file.
 DOCDIR ?= $(PREFIX)/share/doc/safepin
 under_prefix = $(patsubst $(PREFIX)/%,%,$(1))
 SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
-	  -e 's|@SIMDIR@|$(call under_prefix,$(SIMDIR))|g'
-install: $(LIB) $(SIM_LIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SIMDIR) $(DESTDIR)$(MANDIR)/man1
+	  -e 's|@SIMDIR@|$(call under_prefix,$(SIMDIR))|g' -e 's|@SIMCUDADIR@|$(call under_prefix,$(SIMCUDADIR))|g'
+install: $(LIB) $(SIM_LIB) $(SC_LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SIMDIR) $(DESTDIR)$(SIMCUDADIR) \
+	  $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libsafepin.so
 	install -m 0644 $(SIM_LIB) $(DESTDIR)$(SIMDIR)/libamdhip64.so.5
+	install -m 0644 $(SC_LIB) $(DESTDIR)$(SIMCUDADIR)/libcuda.so.1
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 diag/default.supp $(DESTDIR)$(DOCDIR)/default.supp
+	scripts/install-docs $(DESTDIR)$(DOCDIR)
 	$(SUBST) scripts/safepin >$(DESTDIR)$(PREFIX)/bin/safepin
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/safepin
 	install -m 0755 scripts/safepin-smoke $(DESTDIR)$(PREFIX)/bin/safepin-smoke
@@ -500,7 +505,7 @@ install: $(LIB) $(SIM_LIB)
 # The Debian package, built with dpkg-deb from a tree staged by `make install`,
 # then checked by lintian (which must report no error).
 deb: deps
-	$(MAKE) -j2 $(LIB) $(SIM_LIB)
+	$(MAKE) -j2 $(LIB) $(SIM_LIB) $(SC_LIB)
 	@deb=$$(scripts/make-deb build) && echo "lintian $$deb:" && lintian --fail-on error "$$deb" \
 	  && echo "make deb: $$deb"
 
@@ -509,7 +514,7 @@ deb: deps
 # another one).
 PYTHON3 ?= /usr/bin/python3
 wheel: deps
-	$(MAKE) -j2 $(LIB) $(SIM_LIB)
+	$(MAKE) -j2 $(LIB) $(SIM_LIB) $(SC_LIB)
 	@whl=$$($(PYTHON3) scripts/make-wheel build) && echo "make wheel: $$whl"
 
 clean:

@@ -7,7 +7,7 @@
  * program's dlsym(handle, "cu...") (dlopen users: cudart, Python, Julia),
  * and from the real cuGetProcAddress's answers: whichever comes first.
  * Slots are written with atomic stores and never taken back (the driver is
- * never unloaded before exit in practice; see the README's limits).
+ * never unloaded before exit in practice; docs/limits.md, CUDA).
  *
  * Dependencies: cuda_abi.h, the shared core (registry, reaper, diag).
  */

@@ -31,7 +31,7 @@
  * dlclose: the program may dlclose a runtime and load another object where
  * it was, and a pointer kept from before would call into that object.
  * A statically linked runtime (nvcc's default) binds this call inside the
- * executable, where no preload library can see it (README, limits).
+ * executable, where no preload library can see it (docs/limits.md, CUDA).
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"

@@ -11,6 +11,12 @@ extern "C" {
 #define SP_OPT_STR_MAX 256
 #define SP_OPT_LIST_MAX 4096
 
+/* options.inc's SP_OPT_WORDS lines (an ENUM option's words) say nothing to
+ * an includer that does not define them itself (options.c does). */
+#ifndef SP_OPT_WORDS
+#define SP_OPT_WORDS(name, ...)
+#endif
+
 typedef struct sp_options {
 #define SP_OPT_INT(name) long name;
 #define SP_OPT_STR(name) char name[SP_OPT_STR_MAX];
@@ -47,9 +53,14 @@ enum {
 extern sp_options sp_opt;
 
 /* Set defaults, then apply spec ("k=v:k=v", may be NULL). Unknown keys and
- * malformed values are reported once each through sp_log, never fatal.
+ * malformed values are reported once each through sp_log, with what is
+ * accepted and the nearest key or word, and ignored; never fatal.
  * Returns the number of problems found. */
 int sp_options_parse(const char *spec);
+
+/* The problems the last sp_options_parse found: strict mode fails a run
+ * whose options had any (a misspelled key must not pass CI unseen). */
+int sp_options_problems(void);
 
 /* Print the effective options (log=debug does this at start-up). */
 void sp_options_print(void);

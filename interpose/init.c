@@ -169,6 +169,26 @@ __attribute__((destructor)) static void sp_exit_drain(void)
 
 void sp_exit_drain_early(void) { sp_exit_drain(); }
 
+/* Strict mode's verdict on a program that exited with status: it fails
+ * (and says why) on a violation, or on a problem in SAFEPIN_OPTIONS (a
+ * misspelled key must not pass CI with its check off). */
+static int strict_fails(int status)
+{
+    if (!sp_opt.strict || status != 0)
+        return 0;
+    unsigned long long v = sp_violations();
+    int p = sp_options_problems();
+    if (v > 0 && p > 0)
+        sp_log(SP_LOG_ERROR, "strict", "%llu violation(s), %d problem(s) in SAFEPIN_OPTIONS: exit status %ld",
+               v, p, sp_opt.exitcode);
+    else if (v > 0)
+        sp_log(SP_LOG_ERROR, "strict", "%llu violation(s): exit status %ld", v, sp_opt.exitcode);
+    else if (p > 0)
+        sp_log(SP_LOG_ERROR, "strict", "%d problem(s) in SAFEPIN_OPTIONS (said at start): exit status %ld",
+               p, sp_opt.exitcode);
+    return v > 0 || p > 0;
+}
+
 void sp_at_exit(int status, void *arg)
 {
     (void)arg;
@@ -185,9 +205,7 @@ void sp_at_exit(int status, void *arg)
         sp_unlock();
     }
     sp_diag_finish(status);
-    if (sp_opt.strict && status == 0 && sp_violations() > 0) {
-        sp_log(SP_LOG_ERROR, "strict", "%llu violation(s): exit status %ld",
-               (unsigned long long)sp_violations(), sp_opt.exitcode);
+    if (strict_fails(status)) {
         fflush(NULL);
         _exit((int)sp_opt.exitcode);
     }
@@ -204,12 +222,7 @@ static int exit_now_status(int status)
     if (!sp_real.hipHostRegister && sp_violations() == 0 && SP_STAT(registrations) == 0)
         return status;
     sp_diag_finish(status);
-    if (sp_opt.strict && status == 0 && sp_violations() > 0) {
-        sp_log(SP_LOG_ERROR, "strict", "%llu violation(s): exit status %ld",
-               (unsigned long long)sp_violations(), sp_opt.exitcode);
-        return (int)sp_opt.exitcode;
-    }
-    return status;
+    return strict_fails(status) ? (int)sp_opt.exitcode : status;
 }
 
 void sp_exit_immediately(int status)

@@ -230,7 +230,7 @@ __asm__(".text\n"
         ".size dlvsym, .-dlvsym\n");
 #else
 /* Elsewhere glibc sees safepin as the caller of what is passed through:
- * RTLD_NEXT look-ups start after safepin (README, limits). */
+ * RTLD_NEXT look-ups start after safepin (docs/limits.md, every runtime). */
 SP_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
     void *shim = sp_dlvsym_shim(handle, name, version, __builtin_return_address(0));

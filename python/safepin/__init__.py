@@ -6,7 +6,8 @@ The wheel (``make wheel``, scripts/make-wheel) lays the package out as::
     safepin/cli.py          the ``safepin`` and ``safepin-smoke`` console scripts
     safepin/__main__.py     ``python -m safepin``, the same as ``safepin``
     safepin/bin/            the launchers, as ``make install`` writes them
-    safepin/lib/            libsafepin.so and what is installed next to it
+    safepin/lib/            libsafepin.so and what is installed next to it:
+                            simhip/ and simcuda/, the simulated devices of --sim
 
 The launchers are the project's own (scripts/safepin, scripts/safepin-smoke):
 the console scripts run them, and they find the library in safepin/lib/

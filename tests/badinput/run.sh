@@ -154,6 +154,32 @@ if [ "$RC" -eq 0 ] && ! grep -q "api-error" "$log.err" && grep -q "^rc 400 " "$l
 else
     no "api_errors=0" "exit $RC: $(grep -m1 api-error "$log.err")"
 fi
+# Bad SAFEPIN_OPTIONS: never fatal (the program runs and keeps its status),
+# each problem said once with what is accepted and, for a typo, the nearest
+# key or word; under strict=1 a problem fails the run as a violation does.
+# spec | exit status | text the log must hold
+BAD_OPTIONS="strcit=1|0|unknown option 'strcit' ignored: did you mean 'strict'? (accepted keys: log, log_path, strict, exitcode,
+leak-check=off|0|unknown option 'leak-check' ignored: did you mean 'leak_check'?
+frobnicate=1|0|unknown option 'frobnicate' ignored (accepted keys: log, log_path, strict,
+log=verbose:strict=1|23|unknown value 'verbose' for 'log' (accepted: error, warn, info or debug), keeping warn
+leak_check=reprot|0|unknown value 'reprot' for 'leak_check': did you mean 'report'? (accepted: strict, report or off), keeping strict
+unregister=later:hold=of|0|unknown value 'of' for 'hold': did you mean 'off'? (accepted: auto, on or off), keeping auto
+strict=1:leak_chek=off|23|strict: 1 problem(s) in SAFEPIN_OPTIONS (said at start): exit status 23
+strict=1:exitcode=42:lgo=info|42|unknown option 'lgo' ignored: did you mean 'log'?
+strict=1:$(head -c 5000 /dev/zero | tr '\0' k)=1|23|strict: 1 problem(s) in SAFEPIN_OPTIONS"
+c=hipfree_null
+while IFS='|' read -r spec want_rc want_text; do
+    log=$LOGDIR/options.$N
+    { timeout -k 5 30 env SIMHIP_DEVICES=2 LD_LIBRARY_PATH=$BUILD/simhip LD_PRELOAD=$LIB \
+        SAFEPIN_OPTIONS="backtrace=0:$spec" "$BIN" $c >"$log" 2>"$log.err"; RC=$?; } 2>/dev/null
+    why=
+    [ "$RC" -eq "$want_rc" ] || why="exit $RC, want $want_rc"
+    grep -qx done "$log" || why="$why; the program did not finish"
+    grep -qF -- "$want_text" "$log.err" || why="$why; no '$want_text'"
+    short=$(printf '%.40s' "$spec")
+    if [ -z "$why" ]; then ok "SAFEPIN_OPTIONS=$short: the program runs (exit $RC), the problem said with what is accepted"
+    else no "SAFEPIN_OPTIONS=$short" "${why#; }: $(head -c 300 "$log.err")"; fi
+done <<<"$BAD_OPTIONS"
 echo "# badinput: $NRUNS runs ($(wc -w <<<"$cases") cases x $(wc -w <<<"$PERSONALITIES") personalities): $((NDOC + NAPI)) with a code and a diagnostic ($NDOC safepin's documented answer and its diagnostic, $NAPI the runtime's or kernel's answer unchanged with an api-error line), $NPASS with no error to report (a success or a probe's answer, unchanged, no line); $F failed"
 echo "1..$N"
 [ "$F" -eq 0 ]

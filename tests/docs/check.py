@@ -12,17 +12,24 @@ line and exits 1 if there is any, 0 otherwise. CHECK is one of:
            diag/codes.inc, with its violation flag, and no code the code
            does not log (the start-up notices are sp_log() calls)
   options  docs/options.md's table names every option of diag/options.inc
-           with its default, and nothing else; the README's short table
-           names only real options, with their defaults, and launcher
-           flags that scripts/safepin accepts
+           with its default (an ENUM option: its words, SP_OPT_WORDS), and
+           nothing else; the README's short table names only real options,
+           with their defaults, and launcher flags that scripts/safepin
+           accepts
   links    every relative link of README.md and docs/*.md reaches a file,
            and its #anchor a heading of that file
   hashes   no document holds a commit name of this repository (a run of 7
            to 40 hex digits that git resolves to a commit)
   length   README.md is at most 300 lines
   launcher the launcher's flags (scripts/safepin's cases), its --help text
-           and its manual page (scripts/safepin.1) name the same flags, and
-           both manual pages' title lines carry VERSION (scripts/man-version)
+           and its manual page (scripts/safepin.1) name the same flags; its
+           --help and its manual page list every key of diag/options.inc,
+           and no other; the words it accepts for an option (words_KEY) are
+           options.inc's, and --help and the manual page name each; both
+           manual pages' title lines carry VERSION (scripts/man-version)
+  debuglist  (DOCROOT is a file: the log of a process run with
+           SAFEPIN_OPTIONS=log=debug) the effective options the library
+           printed are every key of diag/options.inc, and no other
 """
 import glob
 import os
@@ -131,6 +138,20 @@ def option_list(src):
     return opts
 
 
+def option_words(src):
+    """ENUM option -> its words, from options.inc's SP_OPT_WORDS lines."""
+    words = {}
+    for m in re.finditer(r'^SP_OPT_WORDS\(\s*(\w+)\s*,(.*)\)\s*$',
+                         open(os.path.join(src, "diag", "options.inc")).read(), re.M):
+        words[m.group(1)] = re.findall(r'"([^"]*)"', m.group(2))
+    return words
+
+
+def option_types(src):
+    return dict((m.group(2), m.group(1)) for m in re.finditer(
+        r'^SP_OPT\(\s*(\w+)\s*,\s*(\w+)\s*,', open(os.path.join(src, "diag", "options.inc")).read(), re.M))
+
+
 def default_problem(key, cell, want):
     if want == "":
         if tick(cell) is not None:
@@ -155,6 +176,10 @@ def check_options(root, src):
     if not rows:
         return ["docs/options.md: no options table"]
     seen = {}
+    words = option_words(src)
+    for k, t in option_types(src).items():
+        if t == "ENUM" and not words.get(k):
+            bad.append("diag/options.inc: ENUM option %s has no SP_OPT_WORDS line" % k)
     for r in rows:
         k = tick(r[0])
         if k is None:
@@ -163,6 +188,11 @@ def check_options(root, src):
         if k in seen:
             bad.append("docs/options.md: %s is in the table twice" % k)
         seen[k] = r[1]
+        if k in words:
+            got = re.findall(r"`([^`]*)`", r[2] if len(r) > 2 else "")
+            if got != words[k]:
+                bad.append("docs/options.md: %s accepts %s in the table, %s in diag/options.inc"
+                           % (k, ", ".join(got) or "nothing", ", ".join(words[k])))
     for k, d in opts.items():
         if k not in seen:
             bad.append("diag/options.inc's %s is not in docs/options.md's table" % k)
@@ -282,6 +312,37 @@ def check_launcher(root, src):
         bad.append("scripts/safepin takes %s, which scripts/safepin.1 does not name" % f)
     for f in sorted(manned - cases):
         bad.append("scripts/safepin.1 names %s, which scripts/safepin does not take" % f)
+    # The keys of SAFEPIN_OPTIONS: --help's list and the manual page's.
+    keys = set(option_list(src))
+    env = man[man.find(".SH ENVIRONMENT"):]
+    env = env[:env.find("\n.SH ", 1)]
+    env = " ".join(l for l in env.split("\n") if not l.startswith("."))
+    for where, text in (("scripts/safepin's --help", usage), ("scripts/safepin.1", env)):
+        m = re.search(r"\bkeys\b[^:]*:\s*(.*?)\.(?=\s|$)", text, re.S)
+        listed = set(k.strip() for k in m.group(1).split(",")) if m else set()
+        if not listed:
+            bad.append("%s: no list of SAFEPIN_OPTIONS keys ('keys ...: a, b, c.')" % where)
+            continue
+        for k in sorted(keys - listed):
+            bad.append("%s does not list key %s of diag/options.inc" % (where, k))
+        for k in sorted(listed - keys):
+            bad.append("%s lists key %s, which diag/options.inc does not have" % (where, k))
+    # The words the launcher accepts for an option are options.inc's, and
+    # its --help and manual page name each.
+    words = option_words(src)
+    given = dict(re.findall(r'^words_(\w+)="([^"]*)"', script, re.M))
+    if not given:
+        bad.append("scripts/safepin: no words_KEY lists read")
+    for k, ws in sorted(given.items()):
+        if k not in words:
+            bad.append("scripts/safepin: words_%s, but %s is not an ENUM option of diag/options.inc" % (k, k))
+        elif ws.split() != words[k]:
+            bad.append("scripts/safepin: words_%s is '%s', diag/options.inc says '%s'"
+                       % (k, ws, " ".join(words[k])))
+        for w in ws.split():
+            for where, text in (("its --help", usage), ("scripts/safepin.1", man)):
+                if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(w), text):
+                    bad.append("scripts/safepin accepts %s for %s, which %s does not name" % (w, k, where))
     version = open(os.path.join(src, "VERSION")).read().strip()
     for page in ("safepin.1", "safepin-smoke.1"):
         first = open(os.path.join(src, "scripts", page)).readline()
@@ -291,9 +352,21 @@ def check_launcher(root, src):
     return bad
 
 
+def check_debuglist(log, src):
+    """log: the output of a process run with SAFEPIN_OPTIONS=log=debug."""
+    listed = set(re.findall(r"^==\d+==safepin: options: (\w+)=", open(log, errors="replace").read(), re.M))
+    keys = set(option_list(src))
+    if not listed:
+        return ["%s: no effective options printed (log=debug)" % log]
+    return (["log=debug's list of effective options lacks key %s of diag/options.inc" % k
+             for k in sorted(keys - listed)] +
+            ["log=debug's list names %s, which diag/options.inc does not have" % k
+             for k in sorted(listed - keys)])
+
+
 CHECKS = {"codes": check_codes, "options": check_options, "links": check_links,
           "hashes": check_hashes, "length": check_length,
-          "launcher": check_launcher}
+          "launcher": check_launcher, "debuglist": check_debuglist}
 
 
 def main(argv):

@@ -6,11 +6,15 @@
 #
 # 1. The checks of tests/docs/check.py: the diagnostic codes (diag/codes.inc
 #    and the README's table, both ways), the options (diag/options.inc and
-#    docs/options.md's table, both ways, with defaults; the README's short
-#    table), the relative links and their #anchors, no commit name of this
-#    repository in any document, README.md at most 300 lines. Each check is
-#    first run on a copy of the documents broken on purpose, and must fail
-#    there: a check that cannot fail is not counted as a pass.
+#    docs/options.md's table, both ways, with defaults and words; the
+#    README's short table; the launcher's --help, its manual page and the
+#    words it accepts; log=debug's list of effective options, from this
+#    build's library), the relative links and their #anchors, no commit name
+#    of this repository in any document, README.md at most 300 lines. Each
+#    check is first run on a copy of the documents (or of diag/ and
+#    scripts/) broken on purpose, and must fail there: a check that cannot
+#    fail is not counted as a pass. A new key in diag/options.inc fails
+#    every list that does not have it.
 # 2. The quick start: its commands, as the README prints them, run on this
 #    build and give what the README shows (the exit status, the code, the
 #    file:line of each stack).
@@ -69,6 +73,8 @@ must_fail "options: fails when docs/options.md names an option that does not exi
     '/^| `revive` |/a| `revival` | `1` | 0, 1 | - |' docs/options.md
 must_fail "options: fails on a wrong default" options \
     's/^| `exitcode` | `23` |/| `exitcode` | `42` |/' docs/options.md
+must_fail "options: fails when an option's words in docs/options.md are not options.inc's" options \
+    's/^| `log` | `warn` | `error`, `warn`, `info`, `debug` |/| `log` | `warn` | `error`, `warn`, `info`, `verbose` |/' docs/options.md
 must_fail "options: fails on a launcher flag scripts/safepin does not take" options \
     's/| `--leak-check MODE` |/| `--leaks MODE` |/' README.md
 run_check "options: docs/options.md's table is diag/options.inc (keys and defaults); the README's are real" options
@@ -103,16 +109,21 @@ out=$($CHECK length "$TMP/copy" "$ROOT")
     not_ok "length: a README of 301 lines" "passes"
 run_check "length: README.md is at most 300 lines ($(wc -l <README.md))" length
 
-# The launcher's flags, --help and manual page, and the pages' version: the
-# files come from a copy of scripts/ and VERSION, broken on purpose.
-must_fail_src() { # name sed-script file (under a copy of scripts/ and VERSION)
-    local name=$1 script=$2 file=$3 out
-    rm -rf "$TMP/src" && mkdir -p "$TMP/src" && cp -r scripts VERSION "$TMP/src/"
+# log=debug's list of effective options, as this build's library prints it
+# (in a shell that does nothing).
+SAFEPIN_OPTIONS=log=debug LD_PRELOAD="$ROOT/$BUILD/libsafepin.so" /bin/sh -c : 2>"$TMP/debug.log" >/dev/null
+
+# The launcher's flags, --help and manual page, the pages' version, and the
+# lists checked against diag/options.inc: the files come from a copy of
+# scripts/, diag/ and VERSION, broken on purpose.
+must_fail_src() { # name sed-script file [check [docroot]] (under a copy of scripts/, diag/, VERSION)
+    local name=$1 script=$2 file=$3 check=${4:-launcher} docroot=${5:-$ROOT} out
+    rm -rf "$TMP/src" && mkdir -p "$TMP/src" && cp -r scripts diag VERSION "$TMP/src/"
     sed -i -e "$script" "$TMP/src/$file"
     if cmp -s "$TMP/src/$file" "$file"; then
         not_ok "$name" "the sed script changed nothing in $file (the self-test is stale)"; return
     fi
-    out=$($CHECK launcher "$ROOT" "$TMP/src" 2>&1)
+    out=$($CHECK "$check" "$docroot" "$TMP/src" 2>&1)
     [ $? -ne 0 ] && [ -n "$out" ] && ok "$name (says: $(echo "$out" | head -1))" ||
         not_ok "$name" "the check passed on a broken copy"
 }
@@ -122,7 +133,28 @@ must_fail_src "launcher: fails when the manual page leaves out a flag" \
     's/^\.B \\-\\-no\\-revive$/.B \\-\\-no\\-reviving/' scripts/safepin.1
 must_fail_src "launcher: fails when a manual page does not carry VERSION" \
     's/.*/9.9.9/' VERSION
-run_check "launcher: scripts/safepin's flags, its --help and scripts/safepin.1 agree; the manual pages carry VERSION" launcher
+must_fail_src "launcher: fails when --help's list of keys leaves one out" \
+    's/hold_poll_us, hold_freed\./hold_poll_us./' scripts/safepin
+must_fail_src "launcher: fails when the manual page's list of keys leaves one out" \
+    's/hold_poll_us, hold_freed\./hold_poll_us./' scripts/safepin.1
+must_fail_src "launcher: fails when the words it accepts for --log are not options.inc's" \
+    's/^words_log="error warn info debug"/words_log="error warn info debug verbose"/' scripts/safepin
+# A new key in diag/options.inc that a list does not have fails it.
+NEWKEY='$a SP_OPT(INT, new_key, 0, 0, 1, "a key added to options.inc and nowhere else")'
+must_fail_src "options: a new key in diag/options.inc fails docs/options.md's table" \
+    "$NEWKEY" diag/options.inc options
+must_fail_src "launcher: a new key in diag/options.inc fails --help's and the manual page's lists" \
+    "$NEWKEY" diag/options.inc launcher
+must_fail_src "debuglist: a new key in diag/options.inc fails log=debug's list (of this build)" \
+    "$NEWKEY" diag/options.inc debuglist "$TMP/debug.log"
+run_check "launcher: scripts/safepin's flags, its --help and scripts/safepin.1 agree; --help and the page list every key of diag/options.inc; the words it accepts are options.inc's; the manual pages carry VERSION" launcher
+grep -v '^==[0-9]*==safepin: options: hold_freed=' "$TMP/debug.log" >"$TMP/debug-short.log"
+out=$($CHECK debuglist "$TMP/debug-short.log" "$ROOT" 2>&1)
+[ $? -ne 0 ] && [ -n "$out" ] && ok "debuglist: fails on a log=debug list without a key (says: $(echo "$out" | head -1))" ||
+    not_ok "debuglist: a list without a key" "the check passed"
+out=$($CHECK debuglist "$TMP/debug.log" "$ROOT" 2>&1)
+[ $? -eq 0 ] && ok "debuglist: log=debug prints every key of diag/options.inc, and no other" ||
+    not_ok "debuglist: log=debug's list" "$(echo "$out" | tr '\n' ';')"
 
 # ---- 2. the quick start --------------------------------------------------------
 # Its commands as the README prints them (indented lines of its quick-start

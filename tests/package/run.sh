@@ -5,16 +5,19 @@
 #   BUILD=build    where the legacy programs are (the package is built from
 #                  the plain build, build/, by scripts/make-deb)
 #
-# 1. scripts/make-deb builds safepin_<VERSION>_<arch>.deb: its fields, its
-#    file list (paths, modes, root:root), no ROCm/CUDA dependency, lintian
-#    reports no error.
+# 1. scripts/make-deb builds safepin_<VERSION>_<arch>.deb: its fields (the
+#    description names HIP and CUDA), its file list (paths, modes,
+#    root:root; README.md and docs/ among them), no ROCm/CUDA dependency,
+#    lintian reports no error.
 # 2. dpkg --root installs it into a scratch root (an empty dpkg database, so
-#    --force-depends); dpkg --verify agrees with its md5sums.
+#    --force-depends); dpkg --verify agrees with its md5sums; every link of
+#    the installed README.md and docs/ resolves there.
 # 3. From that root, `safepin --sim` runs the demo's legacy programs: bare on
 #    the installed simhip they fault, under the installed launcher they
 #    complete; the dynamic loader (LD_DEBUG) shows the installed library and
-#    the installed simhip were the ones loaded. safepin-smoke from the root
-#    writes its JUnit file.
+#    the installed simhip were the ones loaded. The same for CUDA driver-API
+#    programs on the installed simcuda (bare: stale data, lost writes).
+#    safepin-smoke from the root writes its JUnit file.
 # 4. One version: VERSION, both launchers' --version, the library's log=debug
 #    line, the JSON report, the package's Version, its changelog and its
 #    manual pages agree.
@@ -23,12 +26,13 @@
 #    from the root in a scratch project.
 # 6. dpkg -r removes every file.
 # 7. make install DESTDIR=... PREFIX=...: the file list, and the same --sim
-#    run from there. The build-tree launcher still finds build/.
+#    runs from there (HIP and CUDA). The build-tree launcher still finds build/.
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
 BUILD=${BUILD:-build}
 BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "not ok - package: no build directory '$BUILD'"; exit 1; }
 L="$BUILD/tests/legacy"
+LC="$BUILD/tests/legacy-cuda"
 VERSION=$(cat VERSION)
 
 FAILS=0
@@ -49,7 +53,8 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
     echo "not ok - package: python3-yaml missing (scripts/install-deps installs it)"
     exit 1
 fi
-for f in "$ROOT/build/libsafepin.so" "$ROOT/build/simhip/libamdhip64.so.5" "$L/stale_free" "$L/unreg_busy_stream"; do
+for f in "$ROOT/build/libsafepin.so" "$ROOT/build/simhip/libamdhip64.so.5" "$ROOT/build/simcuda/libcuda.so.1" \
+         "$L/stale_free" "$L/unreg_busy_stream" "$LC/stale_reuse" "$LC/lost_writes_free"; do
     if [ ! -e "$f" ]; then
         echo "not ok - package: missing $f (make all)"
         exit 1
@@ -81,6 +86,8 @@ check "package: Package safepin, Architecture $ARCH" "$(field Package) $(field A
 dep=$(field Depends)
 check "package: depends on libc6 and python3 ($dep)" "Depends: $dep" \
     bash -c '[[ "$1" =~ (^|, )libc6\ \(\>=\ [0-9.]+\)(,|$) && "$1" =~ (^|, )python3(,|$) ]]' _ "$dep"
+check "package: its description names both runtimes, and simhip and simcuda" "$(field Description | head -1)" \
+    bash -c '[[ "$1" == *"HIP and CUDA"* && "$1" == *simhip* && "$1" == *simcuda* ]]' _ "$(field Description)"
 check "package: no ROCm, HIP or CUDA dependency" "$(field Depends) $(field Recommends)" \
     bash -c '! grep -qiE "rocm|hip|cuda|amdgpu|nvidia" <<<"$1"' _ "$(field Depends) $(field Recommends) $(field Pre-Depends)"
 
@@ -98,10 +105,12 @@ drwxr-xr-x root/root /$LIBDIR/
 -rw-r--r-- root/root /$LIBDIR/libsafepin.so
 drwxr-xr-x root/root /$LIBDIR/simhip/
 -rw-r--r-- root/root /$LIBDIR/simhip/libamdhip64.so.5
+drwxr-xr-x root/root /$LIBDIR/simcuda/
+-rw-r--r-- root/root /$LIBDIR/simcuda/libcuda.so.1
 drwxr-xr-x root/root /usr/share/
 drwxr-xr-x root/root /usr/share/doc/
 drwxr-xr-x root/root /usr/share/doc/safepin/
--rw-r--r-- root/root /usr/share/doc/safepin/README.md.gz
+-rw-r--r-- root/root /usr/share/doc/safepin/README.md
 -rw-r--r-- root/root /usr/share/doc/safepin/changelog.gz
 -rw-r--r-- root/root /usr/share/doc/safepin/copyright
 -rw-r--r-- root/root /usr/share/doc/safepin/default.supp
@@ -110,6 +119,9 @@ drwxr-xr-x root/root /usr/share/man/man1/
 -rw-r--r-- root/root /usr/share/man/man1/safepin-smoke.1.gz
 -rw-r--r-- root/root /usr/share/man/man1/safepin.1.gz
 EOF
+# docs/, as it is in the tree: every file, and its folders.
+(find docs -type d -printf 'drwxr-xr-x root/root /usr/share/doc/safepin/%p/\n'
+ find docs -type f -printf '-rw-r--r-- root/root /usr/share/doc/safepin/%p\n') >>"$TMP/want.list"
 LC_ALL=C sort -k3 -o "$TMP/want.list" "$TMP/want.list"
 check "package: file list, modes and owners" "$(diff "$TMP/want.list" "$TMP/list" | grep '^[<>]' | tr '\n' ' ')" \
     cmp -s "$TMP/want.list" "$TMP/list"
@@ -134,6 +146,15 @@ check "dpkg --verify: installed files match the package's md5sums" "exit $vrc; $
 check "package: the default suppressions' text is diag/default.supp (the library carries them compiled in)" \
     "$(diff diag/default.supp "$R/usr/share/doc/safepin/default.supp" 2>&1 | head -3 | tr '\n' ' ')" \
     cmp -s diag/default.supp "$R/usr/share/doc/safepin/default.supp"
+D0="$R/usr/share/doc/safepin"
+check "package: README.md and docs/ installed as in the tree, links into the sources made text" \
+    "$(diff README.md "$D0/README.md" | head -4 | tr '\n' ' ')" \
+    bash -c 'cmp -s docs/examples/quickstart.c "$1/docs/examples/quickstart.c" && cmp -s docs/options.md "$1/docs/options.md" &&
+             grep -q "tests/gpu/RESULTS.md in the safepin sources" "$1/README.md" &&
+             ! diff README.md "$1/README.md" | grep "^>" | grep -qv "in the safepin sources"' _ "$D0"
+out=$(python3 tests/docs/check.py links "$D0" "$D0" 2>&1)
+check "package: every link of the installed README.md and docs/ resolves there (file and #anchor)" \
+    "$(echo "$out" | head -3 | tr '\n' ' ')" test -z "$out"
 check "the installed files are the package's files" "dpkg -L differs from dpkg-deb -c" \
     bash -c 'diff <(dpkg --root="$1" -L safepin | grep -v "^/\.$" | LC_ALL=C sort) \
                   <(awk "{print \$3}" "$2" | sed "s|/$||" | grep -v "^$" | LC_ALL=C sort) >/dev/null' _ "$R" "$TMP/list"
@@ -169,6 +190,36 @@ demo() { # where-name launcher simdir lib prog personality [codes]
 demo "package" "$R/usr/bin/safepin" "$R/$LIBDIR/simhip" "$R/$LIBDIR/libsafepin.so" stale_free current freed-while-registered
 demo "package" "$R/usr/bin/safepin" "$R/$LIBDIR/simhip" "$R/$LIBDIR/libsafepin.so" stale_free legacy freed-while-registered
 demo "package" "$R/usr/bin/safepin" "$R/$LIBDIR/simhip" "$R/$LIBDIR/libsafepin.so" unreg_busy_stream legacy
+
+# CUDA driver-API programs (linked against libcuda.so.1, no rpath): bare on
+# the installed simcuda the device's writes are stale or lost; under the
+# installed launcher's --sim they complete, on the installed simcuda.
+demo_cuda() { # where-name launcher simdir lib prog evidence
+    local where=$1 launcher=$2 simdir=$3 lib=$4 prog=$5 evidence=$6 name
+    name="$where: $prog (CUDA)"
+    LD_LIBRARY_PATH="$simdir" timeout 30 "$LC/$prog" >"$TMP/bare.out" 2>&1
+    local brc=$?
+    if [ $brc -ne 0 ] && grep -qF "$evidence" "$TMP/bare.out"; then
+        ok "$name: without safepin, on the installed simcuda: $evidence"
+    else
+        not_ok "$name: without safepin: $evidence" "exit $brc, $(head -2 "$TMP/bare.out" | tr '\n' ' ')"
+    fi
+    LD_DEBUG=libs timeout 30 "$launcher" --sim "$LC/$prog" >"$TMP/sp.out" 2>&1
+    local src=$? why=""
+    [ $src -eq 0 ] || why="exit $src"
+    grep -q '^OK' "$TMP/sp.out" || why="$why, no OK"
+    grep -qF "$evidence" "$TMP/sp.out" && why="$why, $evidence"
+    grep -q "safepin: freed-while-registered:" "$TMP/sp.out" || why="$why, no freed-while-registered diagnostic"
+    grep -qE "calling init: $lib\$" "$TMP/sp.out" || why="$why, $lib not loaded"
+    grep -qE "calling init: $simdir/libcuda.so.1\$" "$TMP/sp.out" || why="$why, $simdir/libcuda.so.1 not loaded"
+    if [ -z "$why" ]; then
+        ok "$name: under $where's safepin --sim, on simcuda: completes, hazard prevented"
+    else
+        not_ok "$name: under $where's safepin --sim: hazard prevented" "${why#, }"
+    fi
+}
+demo_cuda "package" "$R/usr/bin/safepin" "$R/$LIBDIR/simcuda" "$R/$LIBDIR/libsafepin.so" stale_reuse '(stale)'
+demo_cuda "package" "$R/usr/bin/safepin" "$R/$LIBDIR/simcuda" "$R/$LIBDIR/libsafepin.so" lost_writes_free '(lost writes)'
 
 # The CI recipe's command from the root: one clean program, one with a violation.
 (cd "$TMP" && SIMHIP_PERSONALITY=legacy "$R/usr/bin/safepin-smoke" -q --sim --junit "$TMP/smoke.xml" \
@@ -269,18 +320,22 @@ irc=$?
 cat >"$TMP/inst.want" <<EOF
 644 ./opt/safepin/lib/libsafepin.so
 644 ./opt/safepin/lib/safepin/simhip/libamdhip64.so.5
+644 ./opt/safepin/lib/safepin/simcuda/libcuda.so.1
+644 ./opt/safepin/share/doc/safepin/README.md
 644 ./opt/safepin/share/doc/safepin/default.supp
 644 ./opt/safepin/share/man/man1/safepin-smoke.1
 644 ./opt/safepin/share/man/man1/safepin.1
 755 ./opt/safepin/bin/safepin
 755 ./opt/safepin/bin/safepin-smoke
 EOF
+find docs -type f -printf '644 ./opt/safepin/share/doc/safepin/%p\n' >>"$TMP/inst.want"
 LC_ALL=C sort -o "$TMP/inst.want" "$TMP/inst.want"
 check "make install DESTDIR PREFIX=$P: the file list" "exit $irc; $(diff "$TMP/inst.want" "$TMP/inst.list" | grep '^[<>]' | tr '\n' ' ')" \
     bash -c '[ "$1" -eq 0 ] && cmp -s "$2" "$3"' _ "$irc" "$TMP/inst.want" "$TMP/inst.list"
 check "make install: the launcher's --version" "$("$D$P/bin/safepin" --version 2>&1)" \
     test "$("$D$P/bin/safepin" --version 2>&1)" = "safepin $VERSION"
 demo "make install" "$D$P/bin/safepin" "$D$P/lib/safepin/simhip" "$D$P/lib/libsafepin.so" stale_free current freed-while-registered
+demo_cuda "make install" "$D$P/bin/safepin" "$D$P/lib/safepin/simcuda" "$D$P/lib/libsafepin.so" stale_reuse '(stale)'
 
 # The launcher in the source tree still takes build/.
 scripts/safepin -- cat /proc/self/maps >"$TMP/maps" 2>&1

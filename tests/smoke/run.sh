@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/smoke/run.sh - scripts/safepin-smoke, end to end, on the legacy
-# programs (on simhip). Prints TAP lines ("ok - ..." / "not ok - ...: why").
+# programs (HIP on simhip, CUDA driver-API ones on simcuda, both by --sim). Prints TAP lines ("ok - ..." / "not ok - ...: why").
 #
 #   BUILD=build                      where the programs, simhip and the library are
 #   SAFEPIN_LIB=$BUILD/libsafepin.so the library under test
@@ -10,7 +10,9 @@
 # quick_exit or a raw exit system call), one that exits nonzero, one that
 # crashes and one that hangs (--timeout 2; both: violations "unknown"), then
 # checks the table, the statuses, the violation counts, the exit status and
-# the JUnit XML. Takes a few seconds.
+# the JUnit XML. Options that do not parse (SAFEPIN_OPTIONS, a list line's,
+# --options, --log) are refused before anything runs; the launcher refuses
+# words its flags do not take. Takes a few seconds.
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
 BUILD=${BUILD:-build}
@@ -18,6 +20,7 @@ BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "not ok - smoke: no build dire
 SAFEPIN_LIB=${SAFEPIN_LIB:-$BUILD/libsafepin.so}
 SMOKE="$ROOT/scripts/safepin-smoke"
 L="$BUILD/tests/legacy"
+LC="$BUILD/tests/legacy-cuda"
 
 FAILS=0
 ok()     { echo "ok - $1"; }
@@ -27,7 +30,8 @@ check()  { # name why command...
     if "$@"; then ok "$name"; else not_ok "$name" "$why"; fi
 }
 
-for f in "$SMOKE" "$SAFEPIN_LIB" "$BUILD/simhip/libamdhip64.so.5" "$L/double_unregister"; do
+for f in "$SMOKE" "$SAFEPIN_LIB" "$BUILD/simhip/libamdhip64.so.5" "$BUILD/simcuda/libcuda.so.1" \
+         "$L/double_unregister" "$LC/stale_reuse"; do
     if [ ! -e "$f" ]; then
         echo "not ok - smoke: missing $f (make all)"
         exit 1
@@ -37,12 +41,12 @@ done
 TMP=$(mktemp -d /tmp/safepin-smoke-test.XXXXXX)
 trap 'bg=$(cat "$TMP/bg.pid" 2>/dev/null); [ -n "$bg" ] && kill "$bg" 2>/dev/null; rm -rf "$TMP"' EXIT
 
-# The launcher's --sim finds build/simhip next to itself; for another
-# BUILD, point LD_LIBRARY_PATH at that build's simhip instead.
+# The launcher's --sim finds build/simhip and build/simcuda next to itself;
+# for another BUILD, point LD_LIBRARY_PATH at that build's instead.
 SIMARGS=(--sim)
 if [ "$BUILD" != "$(cd "$ROOT/build" 2>/dev/null && pwd)" ]; then
     SIMARGS=()
-    export LD_LIBRARY_PATH="$BUILD/simhip${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$BUILD/simhip:$BUILD/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
 # ---------------------------------------------------------------------------
@@ -61,6 +65,8 @@ EXPECT=(
 "$L/stale_free|violations|1|freed-while-registered"
 "$L/stale_munmap|violations|1|freed-while-registered"
 "$L/bad_args|violations|3|invalid-argument"
+"$LC/identical_reregister|pass|0|-"
+"$LC/stale_reuse|violations|+|freed-while-registered"
 "$BUILD/tests/diag/diag_codes fork-clean|violations|1|double-unregister"
 "$BUILD/tests/diag/diag_codes exit-_exit|violations|1|double-unregister"
 "$BUILD/tests/diag/diag_codes exit-quick_exit|violations|1|double-unregister"
@@ -128,7 +134,7 @@ cat "$TMP/rows.tap"
 FAILS=$((FAILS + $(grep -c '^not ok' "$TMP/rows.tap")))
 
 check "smoke: summary line" "$(grep '^safepin-smoke: [0-9]* programs' "$TMP/stdout")" \
-    grep -qx "safepin-smoke: 19 programs: 5 passed, 11 with violations, 1 failed, 1 crashed, 1 timed out ([0-9.]*s)" "$TMP/stdout"
+    grep -qx "safepin-smoke: 21 programs: 6 passed, 12 with violations, 1 failed, 1 crashed, 1 timed out ([0-9.]*s)" "$TMP/stdout"
 
 # The timeout killed the whole process group, the background child too
 # (dead: gone, or a zombie where init does not reap).
@@ -228,6 +234,70 @@ ln -sf "$SMOKE" "$TMP/lnk/safepin-smoke"
 "$TMP/lnk/safepin-smoke" --version >"$TMP/ver" 2>&1; rc=$?
 want_ver="safepin-smoke $(cat VERSION)"
 check "smoke: --version through a symlink" "exit $rc: $(head -c 200 "$TMP/ver")" eval "[ $rc -eq 0 ] && grep -qx '$want_ver' '$TMP/ver'"
+
+# ---------------------------------------------------------------------------
+# Options that do not parse: refused (exit 2) before any program runs, with
+# the library's words (the accepted keys, the nearest one); no JUnit file.
+refused() { # name env-words... -- smoke-args...: must exit 2, run nothing
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    rm -f "$TMP/ran" "$TMP/refused.xml"
+    (cd "$TMP" && env "${envs[@]}" "$SMOKE" -q --lib "$SAFEPIN_LIB" "${SIMARGS[@]}" --junit "$TMP/refused.xml" "$@") \
+        >"$TMP/refused.out" 2>&1
+    local rc=$? why=""
+    [ $rc -eq 2 ] || why="exit $rc"
+    [ -e "$TMP/ran" ] && why="$why, a program ran"
+    [ -e "$TMP/refused.xml" ] && why="$why, a JUnit file was written"
+    grep -q "safepin-smoke: the options do not parse" "$TMP/refused.out" || why="$why, no refusal line"
+    for want in "${WANT[@]}"; do grep -qF -- "$want" "$TMP/refused.out" || why="$why, no '$want'"; done
+    if [ -z "$why" ]; then ok "smoke: $name: refused (exit 2), nothing run"
+    else not_ok "smoke: $name: refused before anything runs" "${why#, }: $(head -c 300 "$TMP/refused.out")"; fi
+}
+RAN="sh -c 'touch $TMP/ran'"
+WANT=("unknown option 'strcit' ignored: did you mean 'strict'?" "accepted keys: log, log_path, strict,")
+refused "SAFEPIN_OPTIONS=strcit=1" SAFEPIN_OPTIONS=strcit=1 -- -- sh -c "touch $TMP/ran"
+WANT=("unknown option 'leak_chek' ignored: did you mean 'leak_check'?")
+printf '%s\n' "$L/unreg_busy_stream" "SAFEPIN_OPTIONS=leak_chek=off $RAN" >"$TMP/badlist"
+refused "a list line's SAFEPIN_OPTIONS=leak_chek=off" -- --list "$TMP/badlist"
+WANT=("unknown value 'reprot' for 'leak_check': did you mean 'report'? (accepted: strict, report or off)")
+refused "--options leak_check=reprot" -- --options leak_check=reprot -- sh -c "touch $TMP/ran"
+WANT=("--log wants one of error, warn, info, debug, not 'verbose'")
+refused "--log verbose" -- --log verbose -- sh -c "touch $TMP/ran"
+WANT=("--exitcode wants a number from 1 to 255, not '300'")
+refused "--exitcode 300" -- --exitcode 300 -- sh -c "touch $TMP/ran"
+# Options that parse run as before (a HIP and a CUDA program, by --sim).
+(cd "$TMP" && SAFEPIN_OPTIONS=leak_check=report "$SMOKE" -q --lib "$SAFEPIN_LIB" "${SIMARGS[@]}" --junit - \
+    --options max_repeats=5 --log warn -- "$L/unreg_busy_stream" -- "$LC/identical_reregister") >"$TMP/good.out" 2>&1
+rc=$?
+check "smoke: options that parse: the programs run, HIP and CUDA (exit 0)" "exit $rc: $(tail -3 "$TMP/good.out" | tr '\n' ' ')" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "unreg_busy_stream  *pass " "$2" && grep -q "identical_reregister  *pass " "$2"' _ "$rc" "$TMP/good.out"
+
+# The launcher refuses a word its flags do not take (naming those they do),
+# and --options the library does not parse, before the program runs.
+launcher_refuses() { # want-text flags...
+    local want=$1; shift
+    rm -f "$TMP/ran"
+    scripts/safepin --lib "$SAFEPIN_LIB" "$@" -- sh -c "touch $TMP/ran" >"$TMP/l.out" 2>&1
+    local rc=$?
+    if [ $rc -eq 2 ] && [ ! -e "$TMP/ran" ] && grep -qF -- "$want" "$TMP/l.out"; then
+        ok "launcher: $* is refused (exit 2), naming what is accepted"
+    else
+        not_ok "launcher: $* is refused (exit 2), naming what is accepted" "exit $rc: $(head -c 300 "$TMP/l.out")"
+    fi
+}
+launcher_refuses "--log wants one of error, warn, info, debug, not 'verbose'" --log verbose
+launcher_refuses "--log wants one of error, warn, info, debug, not 'verbose'" --log=verbose
+launcher_refuses "--unregister wants one of ordered, async, sync, not 'later'" --unregister later
+launcher_refuses "--leak-check wants one of strict, report, off, not 'bogus'" --leak-check bogus
+launcher_refuses "unknown option 'strcit' ignored: did you mean 'strict'?" --options strcit=1
+launcher_refuses "unknown value 'verbose' for 'log' (accepted: error, warn, info or debug)" --options log=verbose
+env -u LD_LIBRARY_PATH scripts/safepin --lib "$SAFEPIN_LIB" --log info --unregister async --leak-check report \
+    --options strict=1:max_repeats=3 --sim -- sh -c 'echo "$SAFEPIN_OPTIONS"; echo "$LD_LIBRARY_PATH"' >"$TMP/l.out" 2>&1
+check "launcher: accepted words and --options pass on to SAFEPIN_OPTIONS; --sim puts simhip and simcuda on the library path" \
+    "$(cat "$TMP/l.out" | tr '\n' ' ')" \
+    bash -c '[ "$(cat "$1")" = "$(printf "%s\n%s" "log=info:unregister=async:leak_check=report:strict=1:max_repeats=3" "$2/simhip:$2/simcuda")" ]' \
+    _ "$TMP/l.out" "$ROOT/build"
 
 if [ "$FAILS" -ne 0 ]; then
     echo "# smoke: $FAILS failed; runner output:"

@@ -1139,6 +1139,68 @@ TEST(Options, OutOfRangeAndMalformedValuesKeepTheDefault)
     sp_unlock();
 }
 
+// Options: an unknown key is said with every accepted key and the nearest
+// one, a wrong ENUM word with the words and the nearest one; each is a
+// problem (strict mode fails on them, sp_options_problems) and never fatal.
+TEST(Options, UnknownKeyNamesTheAcceptedKeysAndTheNearest)
+{
+    struct Case {
+        const char *spec;
+        const char *near; // nullptr: no suggestion wanted
+    } cases[] = {
+        {"strcit=1", "did you mean 'strict'?"},
+        {"leak-check=off", "did you mean 'leak_check'?"},
+        {"lgo=info", "did you mean 'log'?"},
+        {"Symbolise=0", "did you mean 'symbolize'?"},
+        {"foo=1", nullptr},
+        {"leak_check=reprot", "did you mean 'report'?"},
+        {"log=verbose", nullptr},
+    };
+    for (auto &c : cases) {
+        sp_lock();
+        testing::internal::CaptureStderr();
+        int problems = sp_options_parse(c.spec);
+        std::string out = testing::internal::GetCapturedStderr();
+        int said = sp_options_problems();
+        sp_unlock();
+        EXPECT_EQ(problems, 1) << c.spec;
+        EXPECT_EQ(said, 1) << c.spec;
+        if (c.near)
+            EXPECT_NE(out.find(c.near), std::string::npos) << c.spec << ": " << out;
+        else
+            EXPECT_EQ(out.find("did you mean"), std::string::npos) << c.spec << ": " << out;
+        if (strncmp(c.spec, "log=", 4) == 0)
+            EXPECT_NE(out.find("(accepted: error, warn, info or debug), keeping warn"), std::string::npos) << out;
+        else if (strncmp(c.spec, "leak_check=", 11) == 0)
+            EXPECT_NE(out.find("(accepted: strict, report or off), keeping strict"), std::string::npos) << out;
+        else
+            // Every key, in the table's order.
+            EXPECT_NE(out.find("(accepted keys: log, log_path, strict, exitcode, report, unregister, "
+                               "sync_unregister, revive, revive_grace_us, revive_grace_bytes, max_pending, "
+                               "drain_timeout_ms, backtrace, symbolize, max_repeats, api_errors, summary, "
+                               "suppressions, default_suppressions, gen_suppressions, leak_check, history, "
+                               "hold, hold_max_mb, hold_max_ms, hold_poll_us, hold_freed)"),
+                      std::string::npos)
+                << c.spec << ": " << out;
+    }
+    // The second unknown key of a spec does not list them again.
+    sp_lock();
+    testing::internal::CaptureStderr();
+    int problems = sp_options_parse("strcit=1:foo=2:strict=1");
+    std::string out = testing::internal::GetCapturedStderr();
+    int strict = (int)sp_opt.strict;
+    sp_unlock();
+    EXPECT_EQ(problems, 2);
+    EXPECT_EQ(strict, 1);
+    EXPECT_NE(out.find("unknown option 'foo' ignored (accepted keys: as above)"), std::string::npos) << out;
+    sp_lock();
+    EXPECT_EQ(sp_options_parse("strict=1"), 0);
+    EXPECT_EQ(sp_options_problems(), 0);
+    sp_options_parse(getenv("SAFEPIN_OPTIONS"));
+    sp_opt.log_level = SP_LOG_ERROR;
+    sp_unlock();
+}
+
 TEST_F(Core, ForkedChildStartsEmptyAndWorks)
 {
     char *buf = static_cast<char *>(malloc(N));

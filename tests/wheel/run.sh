@@ -9,15 +9,17 @@
 # 1. scripts/make-wheel builds safepin-<VERSION>-py3-none-manylinux_2_<N>_<arch>.whl:
 #    N is the newest GLIBC_2.N that objdump -T finds in the library, the
 #    metadata carries VERSION, `python3 -m wheel unpack` verifies every
-#    RECORD hash, the file list and modes are the expected ones, and a
-#    second build gives the same bytes.
+#    RECORD hash, the file list and modes are the expected ones (simhip and
+#    simcuda among them), the description on the index page has no link
+#    that would not resolve there, and a second build gives the same bytes.
 # 2. `python3 -m venv` + `pip install --no-index`: the console scripts
 #    and `python -m safepin` say VERSION; safepin.library_path() is the
 #    packaged library and the one the launcher preloads.
-# 3. The demo's programs on simhip (LD_LIBRARY_PATH): bare they fault,
-#    under the installed launcher (console script, python -m safepin) they
-#    complete; safepin.read_report() reads the report the run wrote.
-#    safepin-smoke from the environment writes its JUnit file.
+# 3. The demo's programs: bare on simhip they fault, under the installed
+#    launcher's --sim (console script, python -m safepin) they complete on
+#    the wheel's simhip; a CUDA driver-API program likewise on the wheel's
+#    simcuda; safepin.read_report() reads the report the run wrote.
+#    safepin-smoke --sim from the environment writes its JUnit file.
 # 4. A user without root makes an environment and installs the wheel
 #    (run as nobody when the suite runs as root).
 # 5. pip uninstall removes every file it installed.
@@ -28,6 +30,7 @@ BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "not ok - wheel: no build dire
 PYTHON3=${PYTHON3:-/usr/bin/python3}
 L="$BUILD/tests/legacy"
 SIM="$BUILD/simhip"
+LC="$BUILD/tests/legacy-cuda"
 VERSION=$(cat VERSION)
 FAULT_RE='Memory access fault by GPU node-1'
 # Offline and isolated from this machine's pip configuration.
@@ -46,7 +49,8 @@ if ! "$PYTHON3" -c 'import venv, ensurepip, wheel' 2>/dev/null; then
     echo "not ok - wheel: $PYTHON3 lacks venv, ensurepip or wheel (scripts/install-deps installs python3-venv, python3-wheel)"
     exit 1
 fi
-for f in "$BUILD/libsafepin.so" "$SIM/libamdhip64.so.5" "$L/stale_free" "$L/unreg_busy_stream" "$L/reregister_larger"; do
+for f in "$BUILD/libsafepin.so" "$SIM/libamdhip64.so.5" "$BUILD/simcuda/libcuda.so.1" "$L/stale_free" \
+         "$L/unreg_busy_stream" "$L/reregister_larger" "$LC/stale_reuse"; do
     if [ ! -e "$f" ]; then
         echo "not ok - wheel: missing $f (make all)"
         exit 1
@@ -90,18 +94,27 @@ cat >"$TMP/want.list" <<EOF
 755 safepin/bin/safepin-smoke
 644 safepin/cli.py
 644 safepin/lib/libsafepin.so
+644 safepin/lib/simcuda/libcuda.so.1
+644 safepin/lib/simhip/libamdhip64.so.5
 644 $DI/METADATA
 644 $DI/WHEEL
 644 $DI/entry_points.txt
 644 $DI/top_level.txt
 644 $DI/RECORD
 EOF
-check "wheel: file list and modes (package, launchers, library, dist-info with RECORD last)" \
+check "wheel: file list and modes (package, launchers, library, simhip and simcuda, dist-info with RECORD last)" \
     "$(diff "$TMP/want.list" "$TMP/list" | grep '^[<>]' | tr '\n' ' ')" cmp -s "$TMP/want.list" "$TMP/list"
 
 meta=$(member "$DI/METADATA"; member "$DI/WHEEL") && meta=$(echo "$meta" | grep -E '^(Name|Version|Tag|Root-Is-Purelib):' | tr '\n' ' ')
 check "wheel: METADATA and WHEEL say safepin $VERSION, its tag, not purelib" "$meta" \
     test "$meta" = "Name: safepin Version: $VERSION Root-Is-Purelib: false Tag: py3-none-manylinux_2_${N}_$ARCH "
+# The description an index shows: the README's opening, where a link
+# relative to the README (a file, an #anchor) would lead nowhere.
+member "$DI/METADATA" | sed '1,/^$/d' >"$TMP/description"
+check "wheel: the description has no relative link (they do not resolve on an index page), names HIP, CUDA and --sim" \
+    "$(grep -oE '\]\([^)]*\)' "$TMP/description" | head -3 | tr '\n' ' ')" \
+    bash -c '! grep -qE "\]\((\#|[^a-z]|[a-z]+[^a-z:])" "$1" && grep -q HIP "$1" && grep -q CUDA "$1" &&
+             grep -q -- "--sim" "$1"' _ "$TMP/description"
 check "wheel: entry points safepin and safepin-smoke" "$(member "$DI/entry_points.txt" | tr '\n' ' ')" \
     test "$(member "$DI/entry_points.txt" | tr '\n' ' ')" = "[console_scripts] safepin = safepin.cli:main safepin-smoke = safepin.cli:smoke "
 member safepin/lib/libsafepin.so >"$TMP/lib.so"
@@ -191,18 +204,19 @@ demo() { # how prog personality code...
         console) launcher=(safepin) ;;
         module)  launcher=(python -m safepin) ;;
     esac
-    (. "$V/bin/activate" && cd "$TMP" && SIMHIP_PERSONALITY=$pers LD_LIBRARY_PATH="$SIM" LD_DEBUG=libs \
-        timeout 30 "${launcher[@]}" --report "$rep.%p.json" -- "$L/$prog") >"$TMP/sp.out" 2>&1
+    (. "$V/bin/activate" && cd "$TMP" && SIMHIP_PERSONALITY=$pers LD_DEBUG=libs \
+        timeout 30 "${launcher[@]}" --sim --report "$rep.%p.json" -- "$L/$prog") >"$TMP/sp.out" 2>&1
     local src=$? why=""
     [ $src -eq 0 ] || why="exit $src"
     grep -q '^OK' "$TMP/sp.out" || why="$why, no OK"
     grep -q "$FAULT_RE" "$TMP/sp.out" && why="$why, GPU fault"
     grep -qE "calling init: $libpath\$" "$TMP/sp.out" || why="$why, $libpath not loaded"
+    grep -qE "calling init: $SP/lib/simhip/libamdhip64.so.5\$" "$TMP/sp.out" || why="$why, the wheel's simhip not loaded"
     for c in "$@"; do grep -q "safepin: $c:" "$TMP/sp.out" || why="$why, no $c diagnostic"; done
     if [ -z "$why" ]; then
-        ok "$name: under the environment's ${launcher[*]}: completes, fault prevented"
+        ok "$name: under the environment's ${launcher[*]} --sim: completes on the wheel's simhip, fault prevented"
     else
-        not_ok "$name: under the environment's ${launcher[*]}: fault prevented" "${why#, }"
+        not_ok "$name: under the environment's ${launcher[*]} --sim: fault prevented" "${why#, }"
     fi
     # The report that run wrote, through the API: the program's violations.
     "$V/bin/python" - "$VERSION" "$rep".*.json "$@" >"$TMP/rep.out" 2>&1 <<'EOF'
@@ -221,11 +235,26 @@ EOF
 demo console stale_free current freed-while-registered
 demo module unreg_busy_stream legacy
 
-# safepin-smoke from the environment: one clean program, one with a violation.
-(. "$V/bin/activate" && cd "$TMP" && SIMHIP_PERSONALITY=legacy LD_LIBRARY_PATH="$SIM" \
-    safepin-smoke -q -j 2 --junit "$TMP/smoke.xml" -- "$L/unreg_busy_stream" -- "$L/stale_free") >"$TMP/smoke.out" 2>&1
+# A CUDA driver-API program (linked against libcuda.so.1): bare on simcuda
+# its device results are stale; under the environment's safepin --sim it
+# completes on the wheel's simcuda.
+LD_LIBRARY_PATH="$BUILD/simcuda" timeout 30 "$LC/stale_reuse" >"$TMP/bare.out" 2>&1
+brc=$?
+check "stale_reuse (CUDA): without safepin, on simcuda: stale data" "exit $brc, $(head -1 "$TMP/bare.out")" \
+    bash -c '[ "$1" -ne 0 ] && grep -qF "(stale)" "$2"' _ "$brc" "$TMP/bare.out"
+(. "$V/bin/activate" && cd "$TMP" && LD_DEBUG=libs timeout 30 safepin --sim -- "$LC/stale_reuse") >"$TMP/sp.out" 2>&1
 src=$?
-check "the environment's safepin-smoke --junit (exit 1: one program with violations)" \
+check "stale_reuse (CUDA): under the environment's safepin --sim: completes on the wheel's simcuda, freed-while-registered" \
+    "exit $src; $(grep -m1 -E 'stale|not found|cannot open' "$TMP/sp.out")" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "^OK" "$2" && ! grep -qF "(stale)" "$2" &&
+             grep -q "safepin: freed-while-registered:" "$2" &&
+             grep -qE "calling init: $3/lib/simcuda/libcuda.so.1\$" "$2"' _ "$src" "$TMP/sp.out" "$SP"
+
+# safepin-smoke from the environment: one clean program, one with a violation.
+(. "$V/bin/activate" && cd "$TMP" && SIMHIP_PERSONALITY=legacy \
+    safepin-smoke -q -j 2 --sim --junit "$TMP/smoke.xml" -- "$L/unreg_busy_stream" -- "$L/stale_free") >"$TMP/smoke.out" 2>&1
+src=$?
+check "the environment's safepin-smoke --sim --junit (exit 1: one program with violations)" \
     "exit $src; $(tail -2 "$TMP/smoke.out" | tr '\n' ' ')" \
     "$PYTHON3" - "$TMP/smoke.xml" "$src" <<'EOF'
 import sys, xml.etree.ElementTree as ET
@@ -249,13 +278,13 @@ fi
 # Everything that user runs is in their folder: a checkout under /root is
 # not theirs to read.
 U="$TMP/user"
-mkdir -p "$U/sim" && cp "$whl" "$L/reregister_larger" "$U/" && cp "$SIM/libamdhip64.so.5" "$U/sim/" &&
+mkdir -p "$U" && cp "$whl" "$L/reregister_larger" "$U/" &&
     { [ "$(id -u)" -ne 0 ] || chown -R 65534:65534 "$U"; }
 (cd "$U" && env -i PATH=/usr/bin:/bin HOME="$U" "${AS[@]}" sh -c '
     id -u; "$1" -m venv env && . env/bin/activate && pip install -q --no-index ./*.whl &&
-    SIMHIP_PERSONALITY=current LD_LIBRARY_PATH="$HOME/sim" safepin --strict -- ./reregister_larger && echo DONE' _ \
+    SIMHIP_PERSONALITY=current safepin --sim --strict -- ./reregister_larger && echo DONE' _ \
     "$PYTHON3") >"$TMP/user.out" 2>&1
-check "a user without root ($WHO): python3 -m venv, pip install --no-index, safepin --strict -- a program" \
+check "a user without root ($WHO): python3 -m venv, pip install --no-index, safepin --sim --strict -- a program" \
     "$(tail -2 "$TMP/user.out" | tr '\n' ' ')" \
     bash -c '[ "$(head -1 "$1")" != 0 ] && [ "$(tail -1 "$1")" = DONE ] &&
              [ -f "$2"/env/lib/python3*/site-packages/safepin/lib/libsafepin.so ]' _ "$TMP/user.out" "$U"
