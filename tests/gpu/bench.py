@@ -10,7 +10,10 @@ build/gpu-bench.json and build/gpu-bench.txt.
 
 Whole programs, run the same way: the PyTorch pinned-copy loop
 (torch_pinned_loop.py) in both host-allocator modes (cudaHostAlloc, the
-default, and PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True), a
+default, and PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True; the
+latter also with strict=1, where the whole process, exit included, is the
+figure: the allocator's cached blocks, leaks at exit, are matched against the
+default suppressions there, and a strict failure fails the row), a
 CuPy loop of hostRegister / copy / hostUnregister of NumPy buffers
 (cupy_register_loop.py), the pure-Python allocation churn of make bench
 (bench/alloc_churn.py) and the C allocation-heavy program
@@ -79,6 +82,7 @@ EXPS = {
     # Whole programs.
     "torch_pinned": ([], REPS, "", ALLOC_DEFAULT, TORCH_LOOP),
     "torch_pinned_reg": ([], REPS, "", ALLOC_REGISTER, TORCH_LOOP),
+    "torch_pinned_reg_strict": ([], MANY, "strict=1", ALLOC_REGISTER, TORCH_LOOP),
     "cupy_reg": ([], REPS, "", {}, [PY, os.path.join(GT, "cupy_register_loop.py")]),
     "churn_py": ([], MANY, "", {}, [PY, os.path.join(ROOT, "bench", "alloc_churn.py")]),
     "heavy0": (["registered=0"], MANY, "", {}, [HEAVY]),
@@ -87,7 +91,8 @@ EXPS = {
 TWO_GPU = {"pipeline2", "pipeline2_async"}
 # What a whole program needs from this python3: a probe, run once.
 NEEDS = {
-    "torch_pinned": "torch", "torch_pinned_reg": "torch", "cupy_reg": "cupy",
+    "torch_pinned": "torch", "torch_pinned_reg": "torch", "torch_pinned_reg_strict": "torch",
+    "cupy_reg": "cupy",
 }
 PROBES = {
     "torch": "import torch; assert torch.cuda.is_available(), 'torch sees no CUDA device'; "
@@ -227,6 +232,17 @@ def reported(n, s, r):
     return "%.3f" % r, None
 
 
+def runs_ok_ratio_le(name, limit):
+    """ratio_le(limit), failed outright when a safepin run of name failed
+    (strict mode's exit status 23 included)."""
+    def f(n, s, r):
+        bad = sorted({x["error"] for x in RUNS[name]["safepin"] if "error" in x})
+        if bad:
+            return "safepin run(s) failed: %s" % ", ".join(bad), False
+        return "%.3f" % r, r <= limit
+    return f
+
+
 def build_rows():
     row("unregister-call", "ordered, prior work done, 4 KiB", "unreg_idle", "call_us", "us",
         "safepin <= 10 us", le(10, "us"))
@@ -281,6 +297,11 @@ def build_rows():
             "loop_ms", "ms", "ratio <= %g" % limit, ratio_le(limit))
         row("torch-pinned", "same, whole process (import, CUDA init, exit; extra)", name,
             "proc_ms", "ms", "(reported)", reported)
+    # Strict mode at exit: the cached blocks are leaks the default
+    # suppressions must silence (exit 0), by module, without addr2line.
+    row("torch-pinned", "whole process, pinned_use_cuda_host_register:True, strict=1 "
+        "(exit: leaks matched against the default suppressions)", "torch_pinned_reg_strict",
+        "proc_ms", "ms", "ratio <= 1.02", runs_ok_ratio_le("torch_pinned_reg_strict", 1.02))
     for key, what in (("us_4k", "a fresh 4 KiB NumPy array"),
                       ("us_64k", "a fresh 64 KiB NumPy array"),
                       ("us_1m", "a fresh 1 MiB NumPy array"),
