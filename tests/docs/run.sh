@@ -192,8 +192,9 @@ run_example() { # name commands source
     echo "$out" | head -3 | sed 's/^/#   /'
     local got
     got=$(echo "$out" | grep -o "$src:[0-9]*" | cut -d: -f2 | tr '\n' ' ')
-    local reg
+    local reg freed
     reg=$(src_line "$src" 'HostRegister(buf')
+    freed=$(src_line "$src" 'free(buf);')
     # The CUDA example's lines are its own; its register line must be the
     # source's, and its stacks the shape of the HIP example's.
     local want=$shown
@@ -201,10 +202,11 @@ run_example() { # name commands source
     if [ $rc -eq 23 ] && echo "$out" | grep -q '^done$' &&
        echo "$out" | grep -q '==safepin: freed-while-registered: free(' &&
        echo "$out" | grep -q '==safepin: strict: 1 violation(s): exit status 23' &&
-       [ "$got" = "$want" ] && [ "$(echo "$got" | cut -d' ' -f2)" = "$reg" ]; then
-        ok "quick start, $name: builds, prints done, freed-while-registered with $src lines $got(as the README shows), exit 23"
+       [ "$got" = "$want" ] && [ "$(echo "$got" | cut -d' ' -f2)" = "$reg" ] &&
+       [ "$(echo "$got" | cut -d' ' -f1)" = "$freed" ]; then
+        ok "quick start, $name: builds, prints done, freed-while-registered with $src lines $got(as the README shows: the free's line, the register's), exit 23"
     else
-        not_ok "quick start, $name" "exit $rc (want 23), stack lines '$got' (want '$want', registered at $reg)"
+        not_ok "quick start, $name" "exit $rc (want 23), stack lines '$got' (want '$want', registered at $reg, freed at $freed)"
     fi
 }
 run_example HIP "$hip" quickstart.c
