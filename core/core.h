@@ -54,6 +54,9 @@ int sp_core_device_free(int rt, const sp_call *c, void *p);
  * for the program). *tok: nonzero when the query is serialized with the
  * unregister of p (serialize_queries): pass it to sp_core_query_end. */
 void *sp_core_query_begin(int rt, const void *p, uint64_t *tok);
+/* The program asked for p's device address: the device is meant to use the
+ * range that holds it (its in-flight unregister is then a hazard). */
+void sp_core_note_use(const void *p);
 void sp_core_query_end(uint64_t tok);
 /* 1 if q is that byte. */
 int sp_core_is_probe(const void *q);

@@ -94,6 +94,17 @@ void sp_core_query_end(uint64_t tok)
     sp_unlock();
 }
 
+void sp_core_note_use(const void *p)
+{
+    if (!p || sp_reg_empty())
+        return;
+    sp_lock();
+    sp_range *r = sp_reg_find_containing((uintptr_t)p);
+    if (r && r->state == SP_RANGE_LIVE)
+        r->used = 1;
+    sp_unlock();
+}
+
 /* ---- copies ------------------------------------------------------------------ */
 
 /* The range whose release is pending overlapping [p, p+n), or NULL. Lock held. */

@@ -87,8 +87,6 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             sp_sites(r)->unreg = NULL;
             sp_history_add(SP_EV_REVIVE, base, size, *site);
             *site = NULL;
-            sp_hazard_prevented(SP_HZ_REVIVE, r, "register of 0x%lx (%zu bytes) while its release "
-                                "was pending", (unsigned long)base, size);
             *e = 0;
             return SETTLED_ANSWERED;
         }

@@ -124,7 +124,7 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         sp_unlock();
         sp_site_free(site);
         if (wait)
-            sp_wait_prior_work(base);
+            sp_wait_prior_work(0); /* nothing is released: no hazard to name */
         return 0;
     }
     sp_site_free(sp_sites(r)->unreg);

@@ -99,6 +99,8 @@ sp_CUresult sp_cu_host_get_device_pointer(sp_CUdeviceptr *d, void *p, unsigned i
     void *q = sp_core_query_begin(SP_RT_CUDA, p, &tok);
     sp_CUresult e = sp_cu.cuMemHostGetDevicePointer_v2(d, q, flags);
     sp_core_query_end(tok);
+    if (e == SP_CUDA_SUCCESS)
+        sp_core_note_use(p);
     return e;
 }
 

@@ -301,6 +301,7 @@ static const sp_rt_ops cuda_ops = {
                 /* torn down */ SP_CUDA_ERROR_DEINITIALIZED),
     .state_errors = cu_state_errors,
     .no_device_errors = cu_no_device_errors,
+    .mapped_flag = 0x02, /* CU_MEMHOSTREGISTER_DEVICEMAP */
     .null_stream = SP_CU_STREAM_LEGACY, .per_thread_stream = SP_CU_STREAM_PER_THREAD,
     /* policy (runtime.h) */
     .device_wide_unregister = 1, .runtime_refuses_overlap = 1,

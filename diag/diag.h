@@ -224,6 +224,10 @@ void sp_diag_report_dying(int sig);
  * registration: a program that never registers sees no handler of
  * safepin's (G12). */
 void sp_postmortem_install(void);
+/* An exit while another thread's fatal signal is being reported waits for
+ * that (10 s at most), then a second for the signal's own action, which
+ * ends the process as it would have without safepin. */
+void sp_postmortem_wait(void);
 /* At start-up: what the post-mortem looks up (no handler yet). */
 void sp_postmortem_init(void);
 

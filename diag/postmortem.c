@@ -133,6 +133,19 @@ static void handler(int sig, siginfo_t *info, void *uctx)
     raise(sig);
 }
 
+void sp_postmortem_wait(void)
+{
+    pid_t owner = __atomic_load_n(&pm_owner, __ATOMIC_ACQUIRE);
+    if (!owner || owner == (pid_t)syscall(SYS_gettid))
+        return;
+    struct timespec ts = {0, 1000000};
+    for (int i = 0; i < 10000 && !__atomic_load_n(&pm_done, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&ts, NULL);
+    /* The signal's own action comes next, on the faulting thread. */
+    for (int i = 0; i < 1000; i++)
+        nanosleep(&ts, NULL);
+}
+
 static int pm_installed; /* atomic */
 
 void sp_postmortem_init(void)

@@ -81,6 +81,8 @@ hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags)
     void *q = sp_core_query_begin(SP_RT_HIP, p, &tok);
     hipError_t e = sp_real.hipHostGetDevicePointer(dev, q, flags);
     sp_core_query_end(tok);
+    if (e == hipSuccess)
+        sp_core_note_use(p);
     return e;
 }
 

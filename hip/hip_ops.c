@@ -217,6 +217,7 @@ static const sp_rt_ops hip_ops = {
                 /* torn down */ -1),
     .state_errors = hip_state_errors,
     .no_device_errors = hip_no_device_errors,
+    .mapped_flag = hipHostRegisterMapped,
     .null_stream = NULL, .per_thread_stream = (void *)hipStreamPerThread,
     /* policy (runtime.h) */
     .device_wide_unregister = 0, .runtime_refuses_overlap = 0,

@@ -192,6 +192,7 @@ static int strict_fails(int status)
 void sp_at_exit(int status, void *arg)
 {
     (void)arg;
+    sp_postmortem_wait(); /* a fatal signal on another thread ends the process first */
     if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
         return;
     if (nothing_to_do())
@@ -227,6 +228,7 @@ static int exit_now_status(int status)
 
 void sp_exit_immediately(int status)
 {
+    sp_postmortem_wait();
     status = exit_now_status(status);
     if (sp_real._exit)
         sp_real._exit(status);

@@ -351,11 +351,15 @@ int sp_wait_prior_work(uintptr_t base)
         sp_unlock();
     }
     /* Work still running: a marker behind none completes in microseconds;
-     * one that took a millisecond or more waited for the program's work. */
+     * one that took a millisecond or more waited for the program's work.
+     * A hazard only where the device may use the range from any work (its
+     * device address was asked, or it was registered mapped): other work
+     * on a range the device does not address is no hazard to it. */
     if (ok && base && waited >= 1000000ull) {
         sp_lock();
         sp_range *r = sp_reg_find(base);
-        sp_hazard_prevented(SP_HZ_INFLIGHT_UNREGISTER, r,
+        if (r && (r->used || (r->flags & sp_rt(r->rt)->mapped_flag)))
+            sp_hazard_prevented(SP_HZ_INFLIGHT_UNREGISTER, r,
                             "unregister of 0x%lx with device work enqueued before it still "
                             "running (waited %.1f ms)",
                             (unsigned long)base, (double)waited / 1e6);

@@ -63,6 +63,7 @@ typedef struct sp_range {
     unsigned leak_reported : 1;
     unsigned stuck : 1;         /* its real unregister failed: kept pinned and alive */
     unsigned registering : 1;   /* the real register is in progress */
+    unsigned used : 1;          /* its device address was asked: kernels may use it */
     uint64_t t_unregister_ns;/* when the program unregistered it */
     UT_hash_handle hh;
     sp_tree_node node;

@@ -79,6 +79,10 @@ typedef struct sp_rt_ops {
      * the hooked calls none names a device it could be the wrong one of):
      * state errors too, said once as such (runtime/api_error.h). */
     const int *no_device_errors;
+    /* The register flag that maps the range for the device (HIP's
+     * hipHostRegisterMapped, CUDA's DEVICEMAP): a range registered with it
+     * is one the program means the device to use. */
+    unsigned mapped_flag;
     /* The runtime's name of code ("hipErrorInvalidValue"), asked of the
      * runtime itself; NULL where none can be had (no such function, or in a
      * host function, where safepin calls nothing). */
