@@ -488,7 +488,7 @@ static inline __attribute__((always_inline)) sp_site *capture(int own, int hold)
     if (keep > want)
         keep = want;
     if (show == 0)
-        return shared_site(pc + skip, keep);
+        return keep > 0 ? shared_site(pc + skip, keep) : NULL;
     sp_site *s = sp_mem_alloc(sizeof(*s) + (size_t)keep * sizeof(void *));
     if (!s)
         return NULL;

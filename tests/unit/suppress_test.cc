@@ -65,8 +65,13 @@ sp_site *Site(std::initializer_list<const void *> pcs)
 }
 
 const void *At(void (*fn)(void), int off) { return reinterpret_cast<const char *>(fn) + off; }
-// libc's code (libc.so.6), as the loader finds it.
-const void *InLibc(int off) { return static_cast<const char *>(dlsym(RTLD_DEFAULT, "qsort")) + off; }
+// libc's own code (libc.so.6; a sanitizer runtime's qsort stands first in
+// the global scope).
+const void *InLibc(int off)
+{
+    static void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    return static_cast<const char *>(dlsym(libc, "qsort")) + off;
+}
 
 // addr2line found and answering (symbolize=1).
 bool Addr2line()
