@@ -55,6 +55,14 @@ static void *capturer(void *arg)
 
 /* ---- helpers of the modes that are not one code --------------------------- */
 
+static void *crasher(void *arg)
+{
+    (void)arg;
+    volatile int *volatile bad = (volatile int *)(uintptr_t)16;
+    *bad = 1; /* the program's bug */
+    return NULL;
+}
+
 static char *reg_buf; /* registered, then unregistered: unregistering it again is a violation */
 
 static void double_unregister(void) { hipHostUnregister(reg_buf); }
@@ -308,6 +316,49 @@ static int other_modes(const char *m, int argc, char **argv, hipStream_t nb)
         printf("%d children: %d held a pipe of the symbolizer, %d failed\n%s\n", nk, leaked,
                failed, leaked || failed ? "FAILED" : "OK");
         return leaked || failed;
+    }
+    if (!strcmp(m, "stderr-reuse")) {
+        /* The program closes its stderr; its data file gets descriptor 2;
+         * then a diagnostic: the file must hold only the program's data. */
+        close(2);
+        int own = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (own != 2)
+            return 1;
+        double_unregister();
+        if (write(own, "program data\n", 13) != 13)
+            return 1;
+        close(own);
+        printf("OK\n");
+        return 0;
+    }
+    if (!strcmp(m, "unrelated-work")) {
+        /* Correct: the buffer's copy is done; other work runs on another
+         * stream while it is unregistered. No hazard to name. */
+        hipStream_t s1;
+        void *d = NULL;
+        char *a = malloc(N);
+        memset(a, 1, N);
+        EXPECT(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking), hipSuccess);
+        EXPECT(hipMalloc(&d, N), hipSuccess);
+        EXPECT(hipHostRegister(a, N, 0), hipSuccess);
+        EXPECT(hipMemcpyAsync(d, a, N, hipMemcpyHostToDevice, s1), hipSuccess);
+        EXPECT(hipStreamSynchronize(s1), hipSuccess);
+        EXPECT(simhipLaunchKernel(nb, sleepy, (void *)(size_t)50000), hipSuccess);
+        EXPECT(hipHostUnregister(a), hipSuccess);
+        EXPECT(hipDeviceSynchronize(), hipSuccess);
+        free(a);
+        EXPECT(hipFree(d), hipSuccess);
+        printf("%s\n", fails ? "FAILED" : "OK");
+        return fails != 0;
+    }
+    if (!strcmp(m, "crash-then-exit")) {
+        /* Another thread dies of SIGSEGV while main exits 0 50 ms later:
+         * the signal ends the process, as without safepin. */
+        pthread_t t;
+        pthread_create(&t, NULL, crasher, NULL);
+        usleep(50000);
+        printf("main: exiting 0\n");
+        return 0;
     }
     if (!strcmp(m, "violation-then-fault")) {
         /* A violation, then a GPU fault: the report is written on the way

@@ -183,6 +183,30 @@ PY
 [ -n "$j" ] && why="$why; $j"
 if [ -z "$why" ]; then ok "report: written on a fatal signal, with the violations' stacks"; else nok "report on a fatal signal" "${why#; }"; fi
 
+# The program's own file on descriptor 2 (it closed its stderr) gets none
+# of safepin's lines.
+rm -f "$T/own2"
+SAFEPIN_OPTIONS=log=info LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" stderr-reuse "$T/own2" >/dev/null 2>&1; rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$T/own2")" = "program data" ]; then ok "stderr closed by the program: its file on descriptor 2 holds only its data"
+else nok "stderr closed by the program" "exit $rc, file: $(head -c 300 "$T/own2" | tr '\n' '|')"; fi
+
+# A correct program (its buffer's copy done, other work running) is told
+# of no hazard, at any level.
+out=$(SAFEPIN_OPTIONS=log=info LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" unrelated-work 2>&1); rc=$?
+if [ $rc -eq 0 ] && ! echo "$out" | grep -q "hazard"; then ok "a correct program with unrelated device work is told of no hazard"
+else nok "no hazard for unrelated work" "exit $rc: $(echo "$out" | grep hazard | head -2)"; fi
+
+# A thread's SIGSEGV while main exits 0: the signal ends the process (139),
+# as bare, though the post-mortem takes time to print.
+why=
+for i in 1 2 3 4 5; do
+    LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" crash-then-exit >/dev/null 2>&1; b=$?
+    LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" crash-then-exit >/dev/null 2>&1; s=$?
+    [ $b -eq 139 ] && [ $s -eq 139 ] || why="$why; run $i: bare $b, safepin $s"
+done
+if [ -z "$why" ]; then ok "a fatal signal on one thread while main exits: 139 bare and under safepin, 5 of 5"
+else nok "fatal signal while main exits" "${why#; }"; fi
+
 # ---- a diagnostic printed inside a hook allocates nothing ----------------------
 # log_noalloc counts every malloc/calloc/realloc of its thread (libc's own
 # included) around a double unregister whose stacks are symbolized by addr2line.
