@@ -228,6 +228,11 @@ mkdir -p "$TMP/sp ace" "$TMP/lnk"
 cp "$BUILD/libsafepin.so" "$TMP/sp ace/libsafepin.so"
 scripts/safepin --lib "$TMP/sp ace/libsafepin.so" true >"$TMP/sp.out" 2>&1; rc=$?
 check "launcher: a library path with a space is refused" "exit $rc" eval "[ $rc -eq 2 ] && grep -q 'space or a colon' '$TMP/sp.out'"
+for flag in --report --log-file; do
+    scripts/safepin --sim $flag "$TMP/a:b" -- true >"$TMP/sp.out" 2>&1; rc=$?
+    check "launcher: a $flag path with a ':' is refused (SAFEPIN_OPTIONS splits there)" "exit $rc" \
+        eval "[ $rc -eq 2 ] && grep -q \"a path with a ':'\" '$TMP/sp.out' && [ ! -e '$TMP/a' ]"
+done
 scripts/safepin --lib /etc/passwd true >"$TMP/sp.out" 2>&1; rc=$?
 check "launcher: a --lib that is not a shared library is refused" "exit $rc" eval "[ $rc -eq 2 ] && grep -q 'not a shared library' '$TMP/sp.out'"
 ln -sf "$SMOKE" "$TMP/lnk/safepin-smoke"
