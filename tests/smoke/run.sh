@@ -304,6 +304,25 @@ check "launcher: accepted words and --options pass on to SAFEPIN_OPTIONS; --sim 
     bash -c '[ "$(cat "$1")" = "$(printf "%s\n%s" "log=info:unregister=async:leak_check=report:strict=1:max_repeats=3" "$2/simhip:$2/simcuda")" ]' \
     _ "$TMP/l.out" "$ROOT/build"
 
+# The runner's two lists of codes are diag/codes.inc's, split by its
+# violation flag: a new code is never taken for a violation (or missed).
+why=$(python3 - <<'PY'
+import re
+codes = dict(re.findall(r'^SP_CODE\(\w+, "([a-z-]+)", \w+, ([01]),', open("diag/codes.inc").read(), re.M))
+src = open("scripts/safepin-smoke").read()
+def names(var):
+    m = re.search(var + r" = \{([^}]*)\}", src, re.S)
+    return set(re.findall(r'"([a-z-]+)"', m.group(1))) if m else set()
+viol, notes = names("VIOLATION_CODES"), names("NOT_VIOLATIONS")
+bad = []
+for c, v in sorted(codes.items()):
+    if (c in viol) != (v == "1") or (c in notes) != (v == "0"):
+        bad.append("%s (violation %s): %s" % (c, v, "violations" if c in viol else "notes" if c in notes else "neither list"))
+print("; ".join(bad))
+PY
+)
+check "safepin-smoke's violation and note codes are diag/codes.inc's" "$why" [ -z "$why" ]
+
 if [ "$FAILS" -ne 0 ]; then
     echo "# smoke: $FAILS failed; runner output:"
     sed 's/^/#   /' "$TMP/stdout"
