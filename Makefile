@@ -79,6 +79,11 @@ SHIM_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(SHIM_SRC))
 $(CORE_OBJ) $(SHIM_OBJ): CFLAGS += -ftls-model=initial-exec
 LIB       := $(B)/libsafepin.so
 CORE_A    := $(B)/libsafepin_core.a
+# The faces' tables (interpose/face.h): test binaries that link CORE_A name
+# them, as nothing in the archive refers to a face; tests/common/no_shims.c
+# answers their shim look-ups there.
+FACE_OBJ  := $(B)/obj/hip/hip_face.o $(B)/obj/cuda/cuda_face.o
+NO_SHIMS  := tests/common/no_shims.c
 # The core alone: what names no runtime (tests/unit-core links only these).
 CORE_ONLY_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard $(addsuffix /*.c,util registry diag runtime streams reaper core)))
 
@@ -303,9 +308,9 @@ $(B)/tests/reach-cuda/%: tests/reach-cuda/%.c tests/reach-cuda/reach_cuda.h
 	$(call say,CC,$<)$(CC) $(CFLAGS) -Isimcuda $< -o $@ $(LDFLAGS) -ldl
 
 # The CUDA face's logic on simcuda, without LD_PRELOAD.
-$(UCUDA_BIN): $(UCUDA_SRC) $(wildcard tests/unit-cuda/*.h) $(CORE_A) $(SC_LIB)
+$(UCUDA_BIN): $(UCUDA_SRC) $(wildcard tests/unit-cuda/*.h) $(NO_SHIMS) $(CORE_A) $(SC_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_cuda) -Isimcuda $(UCUDA_SRC) $(NO_SHIMS) -o $@ $(FACE_OBJ) $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simcuda -l:libcuda.so.1 -Wl,-rpath,$(abspath $(B)/simcuda) $(LDFLAGS) -ldl
 
 $(SCT_BIN): $(SCT_SRC) tests/simcuda/sc_common.h simcuda/unmodelled.inc $(SC_LIB)
@@ -413,22 +418,25 @@ $(B)/tests/reach/dlvsym_reach: tests/reach/dlvsym_reach.c tests/reach/dlvsym_com
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -Wl,--no-as-needed -L$(B)/tests/reach -ldlvsym_next \
 	  -Wl,-rpath,'$$ORIGIN' -ldl
 
-$(UNIT_BIN): $(UNIT_SRC) $(CORE_A) $(SIM_LIB)
+$(UNIT_BIN): $(UNIT_SRC) $(NO_SHIMS) $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) -o $@ $(CORE_A) -lgtest -lgtest_main \
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC) $(UNIT_SRC) $(NO_SHIMS) -o $@ $(FACE_OBJ) $(CORE_A) -lgtest -lgtest_main \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
-# The core alone (no face, no interposition) driven by a toy runtime.
-$(UCORE_BIN): $(UCORE_SRC) $(CORE_ONLY_OBJ)
+# The core and the process layer (interpose/ without its exports), with no
+# face of the library's: a toy runtime drives them, and is their one face
+# (toy_face.cc), exporting its "real" function for dlsym to find.
+UCORE_PROC := $(filter $(B)/obj/interpose/%,$(CORE_OBJ))
+$(UCORE_BIN): $(UCORE_SRC) $(CORE_ONLY_OBJ) $(UCORE_PROC)
 	@mkdir -p $(dir $@)
-	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_core) $(UCORE_SRC) -o $@ $(CORE_ONLY_OBJ) -lgtest -lgtest_main \
-	  $(LDFLAGS) -ldl
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_core) -Iinterpose $(UCORE_SRC) -o $@ $(CORE_ONLY_OBJ) $(UCORE_PROC) \
+	  -lgtest -lgtest_main $(LDFLAGS) -ldl -Wl,--export-dynamic-symbol=toyHostRegister
 
 # The soak (make soak): safepin's logic called directly, to read its tables.
 SOAK_BIN := $(B)/tests/soak/soak
-$(SOAK_BIN): tests/soak/soak.c $(CORE_A) $(SIM_LIB)
+$(SOAK_BIN): tests/soak/soak.c $(NO_SHIMS) $(CORE_A) $(SIM_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC) -Isimhip $< -o $@ $(CORE_A) \
+	$(call say,CC,$<)$(CC) $(CFLAGS) $(INC) -Isimhip $< $(NO_SHIMS) -o $@ $(FACE_OBJ) $(CORE_A) \
 	  -L$(B)/simhip -l:libamdhip64.so.5 -Wl,-rpath,$(abspath $(B)/simhip) $(LDFLAGS) -ldl
 
 $(SIMT_BIN): $(SIMT_SRC) simhip/unmodelled.inc $(SIM_LIB)

@@ -3,8 +3,7 @@
  * and a reload.
  */
 #include "internal.h"
-#include "cuda_real.h"
-#include "cuda_hooks.h"
+#include "face.h"
 #include "stack.h"
 
 #include <dlfcn.h>
@@ -181,54 +180,39 @@ void sp_backend_fork_child(void)
     hold = NULL;
 }
 
-/* The CUDA driver safepin calls stays loaded for the life of the process:
- * sp_cu's slots are filled once and never cleared (a shim may be reading
- * one at any time), and held releases run long after the program's last
- * driver call. So the program's dlclose of that driver leaves it mapped
- * through a reference of safepin's own, taken once; the program's own
- * reference is dropped as it asked. 1 if handle is that driver. */
-static int keep_cuda_driver(void *handle)
+static int close_handle(void *handle, const sp_face **faces, int n);
+
+/* Each face forgets what may lie in an object that is unloaded (face.h). */
+static void faces_forget(const sp_face **faces, int n)
 {
-    static void *keep; /* guarded by sp_lock */
-    void *fn = (void *)sp_cu.cuMemHostUnregister;
-    struct link_map *hm = NULL, *cm = NULL;
-    Dl_info di;
-    if (!fn || !dladdr1(fn, &di, (void **)&cm, RTLD_DL_LINKMAP) || !cm ||
-        dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != cm) {
-        (void)dlerror();
-        return 0;
-    }
-    Lmid_t ns = LM_ID_BASE; /* a driver dlmopen()ed: the reference in its namespace */
-    if (dlinfo(handle, RTLD_DI_LMID, &ns) != 0)
-        ns = LM_ID_BASE;
-    sp_lock();
-    if (!keep)
-        keep = dlmopen(ns, cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
-    sp_unlock();
-    (void)dlerror();
-    return 1;
+    for (int i = 0; i < n; i++)
+        if (faces[i]->forget)
+            faces[i]->forget();
 }
 
-static int close_handle(void *handle);
-
-/* Every dlclose of the program's: what cudaHostUnregister calls reached is
- * forgotten before and after, as that object may be unloaded (cudart.c). */
+/* Every dlclose of the program's: the faces forget before and after, as
+ * the object may be unloaded (the CUDA face: which definition each
+ * cudaHostUnregister call site reached, cudart.c). */
 int sp_dlclose(void *handle)
 {
-    sp_cudart_forget();
-    int rc = close_handle(handle);
-    sp_cudart_forget();
+    const sp_face *faces[SP_FACES_MAX];
+    int n = sp_faces(faces, SP_FACES_MAX);
+    faces_forget(faces, n);
+    int rc = close_handle(handle, faces, n);
+    faces_forget(faces, n);
     sp_stack_forget(); /* code may be gone, and other code come at its addresses */
     return rc;
 }
 
-static int close_handle(void *handle)
+static int close_handle(void *handle, const sp_face **faces, int n)
 {
     dlclose_fn real = real_dlclose();
     if (!real)
         return -1;
-    if (handle && keep_cuda_driver(handle))
-        return real(handle);
+    /* A library a face keeps loaded (the CUDA driver safepin calls). */
+    for (int i = 0; handle && i < n; i++)
+        if (faces[i]->keep_loaded && faces[i]->keep_loaded(handle))
+            return real(handle);
     struct link_map *hm = NULL, *rm = NULL;
     void *fn = NULL;
     if (!handle || !(rm = runtime_map(&fn)) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)

@@ -7,10 +7,10 @@
  * runtime's own function, and a registration made through it would be
  * unprotected. So safepin exports dlvsym. Its rule:
  *   - glibc's dlvsym answers, with the exact arguments;
- *   - when that answer is a function safepin hooks (the name asked, a HIP
- *     or CUDA driver hook in the exact form asked: _v2, _ptsz, ...) and is
- *     the runtime's default definition of that name (the one safepin's
- *     shim calls), the program gets the shim;
+ *   - when that answer is a function safepin hooks (the name asked, in
+ *     the exact form asked: _v2, _ptsz, ...) and is the runtime's default
+ *     definition of that name (the one safepin's shim calls), the program
+ *     gets the shim the name's face (face.h) hands out;
  *   - anything else (NULL, dlerror()'s text, an unknown version, another
  *     function, an older version of a hooked one) is glibc's own answer.
  * No version is ever guessed: a version glibc does not know stays NULL.
@@ -25,9 +25,8 @@
  */
 #include "internal.h"
 
-#include "cuda_hooks.h"
-#include "cuda_real.h"
 #include "elf_lookup.h"
+#include "face.h"
 
 #include <dlfcn.h>
 
@@ -45,44 +44,58 @@ __attribute__((constructor)) static void count_startup_objects(void)
     __atomic_store_n(&startup_objects, sp_elf_count_objects(), __ATOMIC_RELEASE);
 }
 
-/* Could name be hooked? Only "hip..." and "cu..." names are; checked by
- * hand, without strcmp (a sanitizer runtime's look-ups come here before its
- * interceptors work). */
-SP_RAW static int maybe_hooked(const char *name)
+/* Could name be hooked? Only names that start with a face's prefix are;
+ * checked by hand, without strcmp (a sanitizer runtime's look-ups come here
+ * before its interceptors work). */
+SP_RAW static int has_prefix(const char *name, const char *prefix)
 {
-    return name && ((name[0] == 'h' && name[1] == 'i' && name[2] == 'p') ||
-                    (name[0] == 'c' && name[1] == 'u'));
+    int i = 0;
+    while (prefix[i] && name[i] == prefix[i])
+        i++;
+    return prefix[i] == 0;
+}
+
+SP_RAW static int maybe_hooked(const char *name, const sp_face **faces, int n)
+{
+    if (!name)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (faces[i]->prefix && has_prefix(name, faces[i]->prefix))
+            return 1;
+    return 0;
+}
+
+/* Some face hooks name (has a shim for it). */
+static int some_face_hooks(const char *name, const sp_face **faces, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (faces[i]->shim_for && faces[i]->shim_for(name))
+            return 1;
+    return 0;
 }
 
 /* The shim of the hooked function p, glibc's answer to a look-up of name;
- * the real tables completed from it. NULL: not one safepin hooks. */
-static void *shim_of(void *handle, const char *name, void *p)
+ * the face's real table completed from it. NULL: not one safepin hooks. */
+static void *shim_of(void *handle, const char *name, void *p, const sp_face **faces, int n)
 {
     /* The shim calls the runtime's default definition of name: an older
      * version (another function at another address) keeps its own. */
     if (sp_elf_sym_at(p, name, NULL) != p)
         return NULL;
-    void *shim = sp_shim_for(name);
-    if (shim && shim != p) {
-        /* A runtime found from a handle may be out of RTLD_NEXT's reach
-         * (RTLD_LOCAL): the table is completed from that handle. One
-         * found in the global scope is resolved by the shim's first call,
-         * from the whole table (an entry set here would stop that). */
-        if (handle != RTLD_DEFAULT && handle != RTLD_NEXT) {
-            sp_forget_stale_runtime();
-            sp_backend_offer(handle, name, p);
-        }
-        return shim;
+    for (int i = 0; i < n; i++) {
+        void *shim = faces[i]->dlvsym ? faces[i]->dlvsym(handle, name, p) : NULL;
+        if (shim)
+            return shim;
     }
-    return sp_cuda_dlvsym(handle, name, p);
+    return NULL;
 }
 
 /* The shim for glibc's answer p to dlvsym(handle, name, version), or NULL.
  * Completing the tables looks up names the runtime may lack; dlerror()
  * is then cleared, as glibc's successful dlvsym leaves it. */
-static void *shim_for_answer(void *handle, const char *name, void *p)
+static void *shim_for_answer(void *handle, const char *name, void *p, const sp_face **faces, int n)
 {
-    void *shim = shim_of(handle, name, p);
+    void *shim = shim_of(handle, name, p, faces, n);
     if (shim)
         (void)dlerror();
     return shim;
@@ -90,10 +103,12 @@ static void *shim_for_answer(void *handle, const char *name, void *p)
 
 SP_RAW void *sp_dlvsym_shim(void *handle, const char *name, const char *version, void *caller)
 {
-    if (!maybe_hooked(name) || !version)
+    const sp_face *faces[SP_FACES_MAX];
+    int n = sp_faces(faces, SP_FACES_MAX);
+    if (!maybe_hooked(name, faces, n) || !version)
         return NULL;
     dlvsym_fn real = (dlvsym_fn)sp_glibc_dlvsym();
-    if (!real || (!sp_shim_for(name) && !sp_cuda_shim_for(name)))
+    if (!real || !some_face_hooks(name, faces, n))
         return NULL;
     void *p = real(handle, name, version);
     if (!p)
@@ -109,5 +124,5 @@ SP_RAW void *sp_dlvsym_shim(void *handle, const char *name, const char *version,
         sp_elf_next_sym(caller, __atomic_load_n(&startup_objects, __ATOMIC_ACQUIRE),
                         (void *)sp_dlvsym_shim, name, version) != p)
         return NULL;
-    return shim_for_answer(handle, name, p);
+    return shim_for_answer(handle, name, p, faces, n);
 }

@@ -17,7 +17,7 @@
  *   at log=info (not a violation).
  */
 #include "internal.h"
-#include "cuda_hooks.h"
+#include "face.h"
 #include "ownstack.h"
 #include "runtime.h"
 
@@ -78,9 +78,12 @@ static void do_init(void)
     sp_diag_init();
     sp_resolve_backend();
     sp_mem_hooks_init();
-    /* The faces, each in its slot (runtime.h). */
-    sp_hip_face_init();
-    sp_cuda_face_init();
+    /* The faces linked in (face.h), lowest order first: each registers
+     * its table in its slot (runtime.h). */
+    const sp_face *faces[SP_FACES_MAX];
+    for (int i = 0, n = sp_faces(faces, SP_FACES_MAX); i < n; i++)
+        if (faces[i]->init)
+            faces[i]->init();
     on_exit(sp_at_exit, NULL);
     if (gettid() == getpid()) {
         main_key_made = pthread_key_create(&main_key, main_thread_ended) == 0;

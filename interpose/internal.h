@@ -42,7 +42,7 @@ sp_block_unrelated(const void *p)
     return !sp_reg_maybe((uintptr_t)p, n);
 }
 
-/* dlsym on a handle: hooked HIP names resolve to the shims (reach.c).
+/* dlsym on a handle: hooked names resolve to their face's shims (reach.c).
  * caller: the return address of the program's dlsym call. */
 void *sp_dlsym(void *handle, const char *name, void *caller);
 

@@ -1,9 +1,11 @@
 /*
  * reach.c - programs that reach the runtime through dlopen + dlsym(handle)
  * (Python ctypes, Julia) bypass LD_PRELOAD: dlsym on a handle returns the
- * runtime's own function. safepin's dlsym hands back its shim for every
- * hooked HIP name instead, and completes its backend table from that handle
- * (the runtime may be loaded RTLD_LOCAL, out of RTLD_NEXT's reach).
+ * runtime's own function. safepin's dlsym asks each face (face.h) for its
+ * shim of the name instead; the face completes its table of real functions
+ * from that handle (the runtime may be loaded RTLD_LOCAL, out of
+ * RTLD_NEXT's reach). A runtime's own procedure-address call
+ * (hipGetProcAddress, cuGetProcAddress) is its face's.
  *
  * RTLD_NEXT is relative to the caller; a call through this shim would make
  * safepin the caller, so RTLD_NEXT lookups are redone from the caller's
@@ -11,7 +13,7 @@
  */
 #include "internal.h"
 
-#include "cuda_hooks.h"
+#include "face.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -72,43 +74,14 @@ void *sp_dlsym(void *handle, const char *name, void *caller)
     void *p = real(handle, name);
     if (!p || handle == RTLD_DEFAULT)
         return p;
-    void *cu = sp_cuda_dlsym(handle, name, p); /* a CUDA driver name (cuda/) */
-    if (cu) {
-        (void)dlerror(); /* completing the table may miss names: the program's call succeeded */
-        return cu;
+    /* A name a face hooks: give the program its shim. */
+    const sp_face *faces[SP_FACES_MAX];
+    for (int i = 0, n = sp_faces(faces, SP_FACES_MAX); i < n; i++) {
+        void *shim = faces[i]->dlsym ? faces[i]->dlsym(handle, name, p) : NULL;
+        if (shim) {
+            (void)dlerror(); /* completing a table may miss names: the program's call succeeded */
+            return shim;
+        }
     }
-    void *shim = sp_shim_for(name);
-    if (!shim || shim == p)
-        return p;
-    /* A hooked HIP function from a handle: give the program our shim. */
-    sp_forget_stale_runtime();
-    sp_lock();
-    sp_backend_fill_from(handle);
-    sp_unlock();
-    (void)dlerror(); /* as above */
-    return shim;
-}
-
-hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags,
-                               int *status)
-{
-    sp_init();
-    if (!SP_REAL_HIP(hipGetProcAddress))
-        return hipErrorNotSupported;
-    /* A name the runtime lacks (at that version) is a look-up's answer, not
-     * an api-error; a NULL symbol or output is. */
-    if (symbol && pfn)
-        sp_api_probe();
-    hipError_t e = sp_real.hipGetProcAddress(symbol, pfn, version, flags, status);
-    if (e != hipSuccess || !pfn || !*pfn || !symbol)
-        return e;
-    void *shim = sp_shim_for(symbol);
-    if (!shim || shim == *pfn)
-        return e;
-    /* Keep the runtime's function as the real one if we had none. */
-    sp_lock();
-    sp_backend_fill_one(symbol, *pfn);
-    sp_unlock();
-    *pfn = shim;
-    return e;
+    return p;
 }

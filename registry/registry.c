@@ -4,7 +4,7 @@
  * Three structures describe the same set of ranges, all changed under the
  * one mutex:
  *   - a uthash table keyed by base, for exact lookups (sp_reg_find);
- *   - an intrusive AVL tree on sp_range.node, keyed by base, for ordered and
+ *   - an intrusive AVL tree on sp_range.node (tree.c), keyed by base, for ordered and
  *     overlap queries (ranges never overlap, so the lowest range overlapping
  *     [a, a+len) is the greatest base <= a, if it reaches a, else the next);
  *   - a lock-free summary for sp_reg_maybe(): a count of ranges, counters of
@@ -35,6 +35,7 @@ static unsigned reg_hash_key(const void *keyptr);
 
 #include "registry.h"
 #include "lock.h"
+#include "tree.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -47,7 +48,6 @@ static unsigned reg_hash_key(const void *keyptr);
 #define QUERY_MAX_REGIONS 4           /* wider queries just answer "maybe" */
 
 static sp_range *g_table;             /* uthash head */
-static sp_tree_node *g_root;          /* AVL root */
 static uint64_t g_next_id;            /* never reset: ids stay increasing */
 
 /* Lock-free summary: written under the lock, read by sp_reg_maybe. The
@@ -193,188 +193,6 @@ void sp_reg_shadow(uintptr_t base, size_t len, int delta)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The ordered index: an intrusive AVL tree with parent links               */
-
-static sp_range *node_range(sp_tree_node *n)
-{
-    return n ? (sp_range *)((char *)n - offsetof(sp_range, node)) : NULL;
-}
-
-static int node_height(const sp_tree_node *n)
-{
-    return n ? n->height : 0;
-}
-
-static void node_fix_height(sp_tree_node *n)
-{
-    int hl = node_height(n->left), hr = node_height(n->right);
-
-    n->height = (hl > hr ? hl : hr) + 1;
-}
-
-/* Makes `repl` take `old`'s place under `parent` (or as the root). */
-static void replace_child(sp_tree_node *parent, sp_tree_node *old, sp_tree_node *repl)
-{
-    if (parent == NULL)
-        g_root = repl;
-    else if (parent->left == old)
-        parent->left = repl;
-    else
-        parent->right = repl;
-}
-
-/* Rotates x down to its right (right 1: its left child takes its place)
- * or to its left (right 0: its right child does). Returns that child. */
-static sp_tree_node *rotate(sp_tree_node *x, int right)
-{
-    sp_tree_node **xin = right ? &x->left : &x->right;
-    sp_tree_node *y = *xin;
-    sp_tree_node **yout = right ? &y->right : &y->left;
-
-    *xin = *yout;
-    if (*yout)
-        (*yout)->parent = x;
-    y->parent = x->parent;
-    replace_child(x->parent, x, y);
-    *yout = x;
-    x->parent = y;
-    node_fix_height(x);
-    node_fix_height(y);
-    return y;
-}
-
-static sp_tree_node *rotate_right(sp_tree_node *x) { return rotate(x, 1); }
-static sp_tree_node *rotate_left(sp_tree_node *x) { return rotate(x, 0); }
-
-/* Restores heights and balance from n up to the root. */
-static void tree_rebalance(sp_tree_node *n)
-{
-    while (n) {
-        int bal = node_height(n->left) - node_height(n->right);
-
-        if (bal > 1) {
-            if (node_height(n->left->left) < node_height(n->left->right))
-                rotate_left(n->left);
-            n = rotate_right(n);
-        } else if (bal < -1) {
-            if (node_height(n->right->right) < node_height(n->right->left))
-                rotate_right(n->right);
-            n = rotate_left(n);
-        } else {
-            node_fix_height(n);
-        }
-        n = n->parent;
-    }
-}
-
-/* The caller has checked that no range with this base exists. */
-static void tree_insert(sp_range *r)
-{
-    sp_tree_node *parent = NULL, **link = &g_root;
-
-    while (*link) {
-        parent = *link;
-        link = r->base < node_range(parent)->base ? &parent->left : &parent->right;
-    }
-    r->node.left = r->node.right = NULL;
-    r->node.parent = parent;
-    r->node.height = 1;
-    *link = &r->node;
-    tree_rebalance(parent);
-}
-
-static void tree_remove(sp_tree_node *z)
-{
-    sp_tree_node *fix;
-
-    if (z->left && z->right) {
-        /* Two children: z's successor y (leftmost of the right subtree, no
-         * left child) takes z's place in the tree. */
-        sp_tree_node *y = z->right;
-
-        while (y->left)
-            y = y->left;
-        if (y->parent != z) {
-            fix = y->parent;
-            fix->left = y->right;
-            if (y->right)
-                y->right->parent = fix;
-            y->right = z->right;
-            z->right->parent = y;
-        } else {
-            fix = y;
-        }
-        y->left = z->left;
-        z->left->parent = y;
-        y->parent = z->parent;
-        replace_child(z->parent, z, y);
-        y->height = z->height;
-    } else {
-        sp_tree_node *x = z->left ? z->left : z->right;
-
-        fix = z->parent;
-        if (x)
-            x->parent = z->parent;
-        replace_child(z->parent, z, x);
-    }
-    tree_rebalance(fix);
-}
-
-/* The range with the greatest base <= addr, or NULL. */
-static sp_range *tree_floor(uintptr_t addr)
-{
-    sp_tree_node *n = g_root, *best = NULL;
-
-    while (n) {
-        if (node_range(n)->base <= addr) {
-            best = n;
-            n = n->right;
-        } else {
-            n = n->left;
-        }
-    }
-    return node_range(best);
-}
-
-/* The range with the smallest base > addr, or NULL. */
-static sp_range *tree_above(uintptr_t addr)
-{
-    sp_tree_node *n = g_root, *best = NULL;
-
-    while (n) {
-        if (node_range(n)->base > addr) {
-            best = n;
-            n = n->left;
-        } else {
-            n = n->right;
-        }
-    }
-    return node_range(best);
-}
-
-static sp_tree_node *tree_first(void)
-{
-    sp_tree_node *n = g_root;
-
-    while (n && n->left)
-        n = n->left;
-    return n;
-}
-
-static sp_tree_node *tree_next(sp_tree_node *n)
-{
-    if (n->right) {
-        n = n->right;
-        while (n->left)
-            n = n->left;
-        return n;
-    }
-    while (n->parent && n->parent->right == n)
-        n = n->parent;
-    return n->parent;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Ranges                                                                   */
 
 /* Lock held. Inserts a LIVE range (nest 1, a fresh id, every other field
@@ -407,7 +225,7 @@ sp_range *sp_reg_insert(uintptr_t base, size_t size, unsigned flags, int device)
         return NULL;
     }
     r->id = ++g_next_id;
-    tree_insert(r);
+    sp_tree_insert(r);
     summary_update(base, range_last(r), 1);
     __atomic_fetch_add(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&g_nreal, 1, __ATOMIC_RELAXED);
@@ -419,7 +237,7 @@ sp_range *sp_reg_insert(uintptr_t base, size_t size, unsigned flags, int device)
 void sp_reg_remove(sp_range *r)
 {
     HASH_DELETE(hh, g_table, r);
-    tree_remove(&r->node);
+    sp_tree_remove(&r->node);
     summary_update(r->base, range_last(r), -1);
     __atomic_fetch_sub(&sp_reg_nranges, 1, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&g_nreal, 1, __ATOMIC_RELAXED);
@@ -442,11 +260,11 @@ sp_range *sp_reg_find(uintptr_t base)
 sp_range *sp_reg_find_overlap(uintptr_t addr, size_t len)
 {
     uintptr_t last = last_byte(addr, len);
-    sp_range *r = tree_floor(addr);
+    sp_range *r = sp_tree_floor(addr);
 
     if (r && range_last(r) >= addr)
         return r;
-    r = tree_above(addr);
+    r = sp_tree_above(addr);
     if (r && r->base <= last)
         return r;
     return NULL;
@@ -455,7 +273,7 @@ sp_range *sp_reg_find_overlap(uintptr_t addr, size_t len)
 /* Lock held. The range with base <= addr < base+size, or NULL. O(log n). */
 sp_range *sp_reg_find_containing(uintptr_t addr)
 {
-    sp_range *r = tree_floor(addr);
+    sp_range *r = sp_tree_floor(addr);
 
     return r && range_last(r) >= addr ? r : NULL;
 }
@@ -463,7 +281,7 @@ sp_range *sp_reg_find_containing(uintptr_t addr)
 /* Lock held. The range after r in address order, or NULL. */
 sp_range *sp_reg_next(sp_range *r)
 {
-    return node_range(tree_next(&r->node));
+    return sp_tree_range(sp_tree_next(&r->node));
 }
 
 /* Lock held. Calls fn for each range overlapping [addr, addr+len), lowest
@@ -489,11 +307,11 @@ int sp_reg_for_overlaps(uintptr_t addr, size_t len,
  * not rely on it); stops at, and returns, the first nonzero result. */
 int sp_reg_for_each(int (*fn)(sp_range *r, void *arg), void *arg)
 {
-    sp_tree_node *n = tree_first();
+    sp_tree_node *n = sp_tree_first();
 
     while (n) {
-        sp_tree_node *next = tree_next(n);
-        int rc = fn(node_range(n), arg);
+        sp_tree_node *next = sp_tree_next(n);
+        int rc = fn(sp_tree_range(n), arg);
 
         if (rc)
             return rc;
@@ -502,38 +320,11 @@ int sp_reg_for_each(int (*fn)(sp_range *r, void *arg), void *arg)
     return 0;
 }
 
-/* Returns the height of the subtree at n, or a negative code if it is
- * broken. Depth is bounded so that a broken tree cannot blow the stack. */
-static int check_subtree(const sp_tree_node *n, const sp_tree_node *parent,
-                         int depth, size_t *count)
-{
-    int hl, hr;
-
-    if (n == NULL)
-        return 0;
-    if (depth > 128)
-        return -1;                    /* far deeper than any AVL tree */
-    if (n->parent != parent)
-        return -2;
-    hl = check_subtree(n->left, n, depth + 1, count);
-    if (hl < 0)
-        return hl;
-    hr = check_subtree(n->right, n, depth + 1, count);
-    if (hr < 0)
-        return hr;
-    if (hl - hr > 1 || hr - hl > 1)
-        return -3;
-    if (n->height != (hl > hr ? hl : hr) + 1)
-        return -4;
-    ++*count;
-    return n->height;
-}
-
 /* Lock held. See registry.h: 0 if every internal invariant holds. */
 int sp_reg_check(void)
 {
     size_t count = 0;
-    int h = check_subtree(g_root, NULL, 0, &count);
+    int h = sp_tree_check(&count);
     sp_range *prev = NULL;
 
     if (h < 0)
@@ -541,8 +332,8 @@ int sp_reg_check(void)
     if (count != HASH_COUNT(g_table) ||
         count != __atomic_load_n(&g_nreal, __ATOMIC_RELAXED))
         return 5;
-    for (sp_tree_node *n = tree_first(); n; n = tree_next(n)) {
-        sp_range *r = node_range(n);
+    for (sp_tree_node *n = sp_tree_first(); n; n = sp_tree_next(n)) {
+        sp_range *r = sp_tree_range(n);
 
         if (prev && range_last(prev) >= r->base)
             return 6;                 /* out of order or overlapping */
@@ -651,7 +442,7 @@ void sp_reg_reset(void)
         next = r->hh.next;
         sp_mem_free(r);
     }
-    g_root = NULL;
+    sp_tree_reset();
     while (op) {
         sp_op *o = op->next;
 
@@ -726,7 +517,7 @@ void sp_reg_fork_child(int consistent)
     else
         g_inh.n = 0;
     g_table = NULL;
-    g_root = NULL;
+    sp_tree_reset();
     g_op.ops = NULL;
     g_hash_oom = false;
     filter_clear();

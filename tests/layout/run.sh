@@ -8,8 +8,14 @@
 #   2. the check sees such a reference where there is one: the faces'
 #      objects do take symbols from the core's (a control);
 #   3. no core source includes a runtime's header or a face's;
-#   4. the core links alone: tests/unit-core's binary (a toy runtime) has
-#      no undefined symbol that a face would define.
+#   4. the core and the process layer link alone: tests/unit-core's binary
+#      (the core, interpose/ without its exports, a toy runtime as its face) has
+#      no undefined symbol that a face would define;
+#   5. the process layer names no face either: no interpose/ object takes a
+#      symbol from a face's objects (faces register in a table, face.h);
+#   6. the check sees such a reference where there is one: the faces'
+#      objects take symbols from interpose/ and the core (a control), and
+#      interpose/ objects do take symbols from each other.
 # Usage: BUILD=build tests/layout/run.sh
 set -u
 BUILD=${BUILD:-build}
@@ -35,7 +41,8 @@ undef $core_objs >"$TMP/core.u"
 defined $core_objs >"$TMP/core.d"
 undef $face_objs >"$TMP/face.u"
 defined $face_objs >"$TMP/face.d"
-defined $(objs interpose) >"$TMP/interpose.d"
+interpose_objs=$(objs interpose)
+defined $interpose_objs >"$TMP/interpose.d"
 # The libc names interpose/ exports (libc.inc): the core calls libc's.
 sed -n 's/^SP_LIBC([A-Z]*, *[^,]*, *\([A-Za-z_0-9]*\),.*/\1/p' interpose/libc.inc | sort -u >"$TMP/libc.n"
 
@@ -76,5 +83,24 @@ if [ -x "$BIN" ]; then
     fi
 else
     not_ok "the core links alone ($BIN missing)"
+fi
+# 5-6: the process layer. Its objects' references, each object's apart
+# (so that one object's reference is not hidden by another's definition).
+: >"$TMP/proc.bad"
+for o in $interpose_objs; do
+    undef "$o" | comm -12 - "$TMP/face.d" | sed "s|^|$(basename "$o"): |" >>"$TMP/proc.bad"
+done
+if [ ! -s "$TMP/proc.bad" ]; then
+    ok "no interpose/ object takes a symbol from a face ($(echo $interpose_objs | wc -w) interpose objects)"
+else
+    not_ok "no interpose/ object takes a symbol from a face" "$(tr '\n' ' ' <"$TMP/proc.bad")"
+fi
+down=$(comm -12 "$TMP/face.u" "$TMP/interpose.d" | wc -l)
+down_core=$(comm -12 "$TMP/face.u" "$TMP/core.d" | wc -l)
+within=$(undef $interpose_objs | comm -12 - "$TMP/interpose.d" | grep -c '^sp_faces$')
+if [ "$down" -gt 0 ] && [ "$down_core" -gt 0 ] && [ "$within" -eq 1 ]; then
+    ok "control: the check sees the faces' references down into interpose/ ($down) and the core ($down_core), and interpose/'s own (sp_faces)"
+else
+    not_ok "control: the check sees references down from the faces" "interpose/: $down core: $down_core sp_faces: $within"
 fi
 [ "$fails" -eq 0 ]

@@ -1,8 +1,9 @@
 // toy_test.cc - the core driven by a toy runtime: a table of its own
 // (runtime.h) with its own codes, whose "device" is a set of streams whose
-// work the test completes by hand. This binary links the core alone (util,
-// registry, diag, runtime, streams, reaper, core): no HIP, no CUDA, no
-// interposition. Each test shows the hazard on the toy's own calls first
+// work the test completes by hand. This binary links the core (util,
+// registry, diag, runtime, streams, reaper, core) and the process layer
+// (interpose/ without its exports), with no HIP and no CUDA: the toy is
+// their one face (toy_face.cc). Each test shows the hazard on the toy's own calls first
 // (the program's pattern with no safepin between), then the core keeping
 // it from happening.
 #include <gtest/gtest.h>

@@ -20,10 +20,6 @@
 #include "runtime.h"
 #include "simcuda.h"
 
-// The exported shims (cuda_shims.c) are not in the core library the tests
-// link: the look-up logic hands none out here.
-extern "C" void *sp_cuda_shim_for(const char *) { return nullptr; }
-
 namespace {
 
 void *const kKernelAddr = reinterpret_cast<void *>(0xffff888000000000ull);

@@ -1,0 +1,96 @@
+// toy_face.cc - the toy runtime as a face of the process layer (face.h):
+// its table, registered with SP_FACE from this folder alone, and tests that
+// drive interpose/ through it: dlsym on a handle hands out the toy's shim
+// for a name it hooks, dlclose makes it forget before and after. The
+// "runtime's" real function is toyHostRegister in this binary (exported
+// to the dynamic symbol table by the binary's build rule).
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "face.h"
+
+extern "C" {
+// The toy runtime's own function, as a library of it would export it.
+__attribute__((visibility("default"), noinline)) int toyHostRegister(void *p, unsigned long n)
+{
+    return p && n ? 0 : 41;
+}
+}
+
+namespace {
+
+constexpr int TOY_ORDER = 2; // its runtime slot (toy_test.cc)
+
+std::atomic<int> forgets{0}, dlsym_asked{0}, late_inits{0};
+
+// The shim safepin would export for toyHostRegister.
+int toy_shim_register(void *, unsigned long) { return 0; }
+
+void *toy_shim_for(const char *name)
+{
+    return std::strcmp(name, "toyHostRegister") == 0 ? reinterpret_cast<void *>(toy_shim_register)
+                                                      : nullptr;
+}
+
+void *toy_dlsym(void *, const char *name, void *p)
+{
+    dlsym_asked++;
+    void *shim = toy_shim_for(name);
+    return shim && shim != p ? shim : nullptr;
+}
+
+void toy_forget() { forgets++; }
+
+// A second face, defined first and started later (a larger order): the
+// process layer walks faces by order, not by where the linker put them.
+void late_init() { late_inits++; }
+const sp_face toy_late_face = {
+    "toy-late", 9, "toylate", late_init, nullptr, nullptr, nullptr, nullptr, nullptr,
+};
+SP_FACE(toy_late_face);
+
+const sp_face toy_face = {
+    "toy", TOY_ORDER, "toy", nullptr, toy_shim_for, toy_dlsym, nullptr, toy_forget, nullptr,
+};
+SP_FACE(toy_face);
+
+TEST(ToyFace, TheProcessLayerWalksTheFacesByOrder)
+{
+    const sp_face *faces[SP_FACES_MAX];
+    int n = sp_faces(faces, SP_FACES_MAX);
+    ASSERT_EQ(n, 2);
+    EXPECT_STREQ(faces[0]->name, "toy");
+    EXPECT_STREQ(faces[1]->name, "toy-late");
+}
+
+TEST(ToyFace, DlsymOnAHandleHandsOutTheToysShim)
+{
+    void *h = dlopen(nullptr, RTLD_LAZY);
+    ASSERT_NE(h, nullptr);
+    void *real = dlsym(h, "toyHostRegister");
+    ASSERT_EQ(real, reinterpret_cast<void *>(toyHostRegister)) << "the build rule exports it";
+    int asked = dlsym_asked;
+    EXPECT_EQ(sp_dlsym(h, "toyHostRegister", nullptr), reinterpret_cast<void *>(toy_shim_register));
+    EXPECT_GT(dlsym_asked, asked);
+    // A name no face hooks is glibc's answer; RTLD_DEFAULT is never redirected.
+    EXPECT_EQ(sp_dlsym(h, "strlen", nullptr), dlsym(h, "strlen"));
+    EXPECT_EQ(sp_dlsym(RTLD_DEFAULT, "toyHostRegister", nullptr), real);
+    // A name the handle lacks: NULL, as glibc answers.
+    EXPECT_EQ(sp_dlsym(h, "toyNoSuchFunction", nullptr), nullptr);
+    dlclose(h);
+}
+
+TEST(ToyFace, DlcloseMakesTheToyForgetBeforeAndAfter)
+{
+    void *h = dlopen(nullptr, RTLD_LAZY);
+    ASSERT_NE(h, nullptr);
+    int before = forgets;
+    EXPECT_EQ(sp_dlclose(h), 0);
+    EXPECT_EQ(forgets, before + 2);
+}
+
+} // namespace
