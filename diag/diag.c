@@ -111,43 +111,11 @@ static int log_is_ours(int fd)
            st.st_ino == __atomic_load_n(&log_ino, __ATOMIC_RELAXED);
 }
 
-/* The program's stderr as it was when safepin started: the file behind
- * descriptor 2 (err_state 1), none (-1: closed), or not looked at yet (0). */
-static int err_state;
-static dev_t err_dev;
-static ino_t err_ino;
-
-static void stderr_remember(void)
-{
-    struct stat st;
-    if (fstat(2, &st) == 0) {
-        err_dev = st.st_dev;
-        err_ino = st.st_ino;
-        __atomic_store_n(&err_state, 1, __ATOMIC_RELEASE);
-    } else {
-        __atomic_store_n(&err_state, -1, __ATOMIC_RELEASE);
-    }
-}
-
-/* 2 while descriptor 2 is still the stderr the program started with; -1
- * once it is something else (the program closed its stderr and a file of
- * its own got the number): safepin never writes into the program's data. */
-static int stderr_fd(void)
-{
-    int state = __atomic_load_n(&err_state, __ATOMIC_ACQUIRE);
-    if (state == 0)
-        return 2;
-    struct stat st;
-    if (state < 0 || fstat(2, &st) != 0 || st.st_dev != err_dev || st.st_ino != err_ino)
-        return -1;
-    return 2;
-}
-
-/* The descriptor to write the log to (async-signal-safe); -1: none. */
+/* The descriptor to write the log to (async-signal-safe). */
 static int log_fd_get(void)
 {
     if (!log_file[0] || __atomic_load_n(&log_failed, __ATOMIC_RELAXED))
-        return stderr_fd();
+        return 2;
     int fd = __atomic_load_n(&log_fd, __ATOMIC_ACQUIRE);
     if (fd >= 0 && log_is_ours(fd))
         return fd;
@@ -164,10 +132,10 @@ static int log_fd_get(void)
             int w = snprintf(buf, sizeof(buf),
                              "==%d==safepin: options: cannot open log_path '%s': %s; "
                              "logging to stderr\n", (int)getpid(), path, strerror(err));
-            if (w > 0 && stderr_fd() == 2)
+            if (w > 0)
                 (void)!write(2, buf, (size_t)w < sizeof(buf) ? (size_t)w : sizeof(buf) - 1);
         }
-        return stderr_fd();
+        return 2;
     }
     nfd = sp_fd_move_high(nfd);
     __atomic_store_n(&log_dev, st.st_dev, __ATOMIC_RELAXED);
@@ -223,7 +191,6 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 void sp_diag_init(void)
 {
     diag_pid = getpid();
-    stderr_remember();
     dl_iterate_phdr(find_self, NULL);
     make_absolute(sp_opt.log_path, log_file, sizeof(log_file));
     make_absolute(sp_opt.report, report_file, sizeof(report_file));

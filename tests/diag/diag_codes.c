@@ -317,20 +317,6 @@ static int other_modes(const char *m, int argc, char **argv, hipStream_t nb)
                failed, leaked || failed ? "FAILED" : "OK");
         return leaked || failed;
     }
-    if (!strcmp(m, "stderr-reuse")) {
-        /* The program closes its stderr; its data file gets descriptor 2;
-         * then a diagnostic: the file must hold only the program's data. */
-        close(2);
-        int own = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (own != 2)
-            return 1;
-        double_unregister();
-        if (write(own, "program data\n", 13) != 13)
-            return 1;
-        close(own);
-        printf("OK\n");
-        return 0;
-    }
     if (!strcmp(m, "unrelated-work")) {
         /* Correct: the buffer's copy is done; other work runs on another
          * stream while it is unregistered. No hazard to name. */

@@ -183,13 +183,6 @@ PY
 [ -n "$j" ] && why="$why; $j"
 if [ -z "$why" ]; then ok "report: written on a fatal signal, with the violations' stacks"; else nok "report on a fatal signal" "${why#; }"; fi
 
-# The program's own file on descriptor 2 (it closed its stderr) gets none
-# of safepin's lines.
-rm -f "$T/own2"
-SAFEPIN_OPTIONS=log=info LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" stderr-reuse "$T/own2" >/dev/null 2>&1; rc=$?
-if [ $rc -eq 0 ] && [ "$(cat "$T/own2")" = "program data" ]; then ok "stderr closed by the program: its file on descriptor 2 holds only its data"
-else nok "stderr closed by the program" "exit $rc, file: $(head -c 300 "$T/own2" | tr '\n' '|')"; fi
-
 # A correct program (its buffer's copy done, other work running) is told
 # of no hazard, at any level.
 out=$(SAFEPIN_OPTIONS=log=info LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" unrelated-work 2>&1); rc=$?
