@@ -732,16 +732,6 @@ static void diag_go(sp_code c, const sp_diag_range *v, sp_site *here, const char
     va_end(aq);
 }
 
-static void diag_say(sp_code c, const sp_diag_range *v, sp_site *here, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void diag_say(sp_code c, const sp_diag_range *v, sp_site *here, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    diag_go(c, v, here, fmt, ap);
-    va_end(ap);
-}
-
 /* Codes said at the process's end (a leak, a release the drain did not
  * see through) have no "at" stack of their own: where the program was
  * then is its exit path, not where the range went wrong. */
@@ -803,6 +793,37 @@ uint64_t sp_hazards_prevented(void)
     return n;
 }
 
+/* Said on safepin's stack: the program's may be small. */
+typedef struct hazard_call {
+    sp_hazard h;
+    const sp_diag_range *r;
+    sp_site *here;
+    const char *fmt;
+    va_list *ap;
+} hazard_call;
+
+static void hazard_body(sp_code c, const sp_diag_range *r, sp_site *here, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void hazard_body(sp_code c, const sp_diag_range *r, sp_site *here, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_body(c, r, here, fmt, ap);
+    va_end(ap);
+}
+
+static void hazard_own(void *p)
+{
+    hazard_call *d = p;
+    char what[192];
+    va_list ap;
+    va_copy(ap, *d->ap);
+    vsnprintf(what, sizeof(what), d->fmt, ap);
+    va_end(ap);
+    hazard_body(SP_HAZARD_PREVENTED, d->r, d->here, "%s: %s: %s", hazard_table[d->h].name, what,
+                hazard_table[d->h].did);
+}
+
 /* noinline: sp_site_capture counts the frames above the program's. */
 __attribute__((noinline)) void sp_hazard_prevented(sp_hazard h, const struct sp_range *r,
                                                    const char *fmt, ...)
@@ -810,15 +831,15 @@ __attribute__((noinline)) void sp_hazard_prevented(sp_hazard h, const struct sp_
     if ((unsigned)h >= SP_HZ_COUNT)
         return;
     __atomic_add_fetch(&hazard_count[h], 1, __ATOMIC_RELAXED);
-    char what[192];
+    sp_diag_range v;
+    hazard_call d = {h, view_of(r, &v),
+                     diag_wants_site(SP_HAZARD_PREVENTED) ? diag_capture(SP_HAZARD_PREVENTED) : NULL,
+                     fmt, NULL};
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
+    d.ap = &ap;
+    sp_call_on_own_stack(hazard_own, &d);
     va_end(ap);
-    sp_diag_range v;
-    sp_site *here = diag_wants_site(SP_HAZARD_PREVENTED) ? diag_capture(SP_HAZARD_PREVENTED) : NULL;
-    diag_say(SP_HAZARD_PREVENTED, view_of(r, &v), here, "%s: %s: %s", hazard_table[h].name, what,
-             hazard_table[h].did);
 }
 
 /* ---- release latencies ---------------------------------------------- */
