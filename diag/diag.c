@@ -702,11 +702,18 @@ typedef struct diag_call {
     sp_site *here;
     const char *fmt;
     va_list *ap;
+    int hazard; /* a hazard-prevented line's kind (sp_hazard), or -1 */
 } diag_call;
+
+static void hazard_say(const diag_call *d);
 
 static void diag_own(void *p)
 {
     diag_call *d = p;
+    if (d->hazard >= 0) {
+        hazard_say(d);
+        return;
+    }
     va_list ap;
     va_copy(ap, *d->ap);
     diag_body(d->c, d->r, d->here, d->fmt, ap);
@@ -724,7 +731,7 @@ static const sp_diag_range *view_of(const struct sp_range *r, sp_diag_range *v)
 
 static void diag_go(sp_code c, const sp_diag_range *v, sp_site *here, const char *fmt, va_list ap)
 {
-    diag_call d = {c, v, here, fmt, NULL};
+    diag_call d = {c, v, here, fmt, NULL, -1};
     va_list aq;
     va_copy(aq, ap);
     d.ap = &aq;
@@ -793,15 +800,6 @@ uint64_t sp_hazards_prevented(void)
     return n;
 }
 
-/* Said on safepin's stack: the program's may be small. */
-typedef struct hazard_call {
-    sp_hazard h;
-    const sp_diag_range *r;
-    sp_site *here;
-    const char *fmt;
-    va_list *ap;
-} hazard_call;
-
 static void hazard_body(sp_code c, const sp_diag_range *r, sp_site *here, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void hazard_body(sp_code c, const sp_diag_range *r, sp_site *here, const char *fmt, ...)
@@ -812,16 +810,16 @@ static void hazard_body(sp_code c, const sp_diag_range *r, sp_site *here, const 
     va_end(ap);
 }
 
-static void hazard_own(void *p)
+/* A hazard-prevented line, on safepin's stack (the program's may be small). */
+static void hazard_say(const diag_call *d)
 {
-    hazard_call *d = p;
     char what[192];
     va_list ap;
     va_copy(ap, *d->ap);
     vsnprintf(what, sizeof(what), d->fmt, ap);
     va_end(ap);
-    hazard_body(SP_HAZARD_PREVENTED, d->r, d->here, "%s: %s: %s", hazard_table[d->h].name, what,
-                hazard_table[d->h].did);
+    hazard_body(SP_HAZARD_PREVENTED, d->r, d->here, "%s: %s: %s", hazard_table[d->hazard].name,
+                what, hazard_table[d->hazard].did);
 }
 
 /* noinline: sp_site_capture counts the frames above the program's. */
@@ -832,13 +830,13 @@ __attribute__((noinline)) void sp_hazard_prevented(sp_hazard h, const struct sp_
         return;
     __atomic_add_fetch(&hazard_count[h], 1, __ATOMIC_RELAXED);
     sp_diag_range v;
-    hazard_call d = {h, view_of(r, &v),
-                     diag_wants_site(SP_HAZARD_PREVENTED) ? diag_capture(SP_HAZARD_PREVENTED) : NULL,
-                     fmt, NULL};
+    diag_call d = {SP_HAZARD_PREVENTED, view_of(r, &v),
+                   diag_wants_site(SP_HAZARD_PREVENTED) ? diag_capture(SP_HAZARD_PREVENTED) : NULL,
+                   fmt, NULL, (int)h};
     va_list ap;
     va_start(ap, fmt);
     d.ap = &ap;
-    sp_call_on_own_stack(hazard_own, &d);
+    sp_call_on_own_stack(diag_own, &d);
     va_end(ap);
 }
 

@@ -28,6 +28,7 @@ static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
 #define NSIGS (sizeof(sigs) / sizeof(sigs[0]))
 static struct sigaction old_act[NSIGS];
 static pid_t pm_owner; /* thread printing the post-mortem (atomic) */
+static pid_t pm_pid;   /* its process: a child forked meanwhile has no post-mortem */
 static int pm_done;    /* it has been printed (atomic) */
 /* simhip (and runtimes that offer it) says which address the GPU faulted on. */
 static uintptr_t (*fault_address_fn)(void);
@@ -104,6 +105,7 @@ static void handler(int sig, siginfo_t *info, void *uctx)
             break;
         if (__atomic_compare_exchange_n(&pm_owner, &owner, me, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&pm_pid, getpid(), __ATOMIC_RELEASE);
             pm_call c = {sig, info};
             sp_call_on_own_stack_if_free(postmortem_own, &c);
             __atomic_store_n(&pm_done, 1, __ATOMIC_RELEASE);
@@ -136,7 +138,8 @@ static void handler(int sig, siginfo_t *info, void *uctx)
 void sp_postmortem_wait(void)
 {
     pid_t owner = __atomic_load_n(&pm_owner, __ATOMIC_ACQUIRE);
-    if (!owner || owner == (pid_t)syscall(SYS_gettid))
+    pid_t pid = __atomic_load_n(&pm_pid, __ATOMIC_ACQUIRE); /* 0: being set */
+    if (!owner || owner == (pid_t)syscall(SYS_gettid) || (pid && pid != getpid()))
         return;
     struct timespec ts = {0, 1000000};
     for (int i = 0; i < 10000 && !__atomic_load_n(&pm_done, __ATOMIC_ACQUIRE); i++)
