@@ -188,6 +188,11 @@ static int register_range(const sp_rt_ops *o, const sp_call *c, sp_register_thun
     } else {
         r->registering = 0;
         (void)sp_reaper_take_owed(r->base); /* registered anew: nothing owed there */
+        /* Here, in the program's runtime call, before any memory hook may
+         * need it; only once the runtime registered something: a register
+         * it refuses (a forked child's copy of a runtime that cannot run
+         * there) leaves no thread of safepin's in the process. */
+        sp_reaper_start();
         SP_COUNT(registrations);
         sp_history_add(SP_EV_REGISTER, r->base, size, sp_sites(r)->reg);
     }
@@ -235,7 +240,6 @@ int sp_core_register(int rt, const sp_call *c, sp_register_thunk thunk, void *re
         site = NULL;
         sp_streams_add_place(rt, place);
         tok = sp_reg_op_begin((uintptr_t)p, size);
-        sp_reaper_start(); /* here, before any memory hook may need it */
     }
     sp_unlock();
     if (r)
