@@ -496,13 +496,16 @@ uint64_t sp_violations(void) { return __atomic_load_n(&violations_total, __ATOMI
 #define SP_DIAG_RT_MAX 4
 static const char *rt_names[SP_DIAG_RT_MAX];
 static const char *rt_prefix[SP_DIAG_RT_MAX];
+static const char *const *rt_bare[SP_DIAG_RT_MAX]; /* by sp_hazard, or NULL */
 static unsigned rt_used; /* atomic: bit rt */
 
-void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix)
+void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix,
+                          const char *const *hazard_bare)
 {
     if (rt >= 0 && rt < SP_DIAG_RT_MAX) {
         rt_names[rt] = name;
         rt_prefix[rt] = call_prefix;
+        rt_bare[rt] = hazard_bare;
     }
 }
 
@@ -784,9 +787,9 @@ void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *
 /* ---- hazards prevented ---------------------------------------------- */
 
 static const struct {
-    const char *name, *did, *bare[2];
+    const char *name, *did;
 } hazard_table[SP_HZ_COUNT] = {
-#define SP_HAZARD(id, name, did, bare_hip, bare_cuda) {name, did, {bare_hip, bare_cuda}},
+#define SP_HAZARD(id, name, did) {name, did},
 #include "hazards.inc"
 #undef SP_HAZARD
 };
@@ -1285,7 +1288,7 @@ static void write_report(int exit_status, int sig, double p50, double p90, doubl
 }
 
 /* The summary's hazards: how many, by kind, and what the runtimes the
- * program used do without safepin. */
+ * program used do without safepin (each face's hazard_bare). */
 static void say_hazards(void)
 {
     uint64_t total = sp_hazards_prevented();
@@ -1308,10 +1311,12 @@ static void say_hazards(void)
     for (int h = 0; h < SP_HZ_COUNT; h++) {
         if (!__atomic_load_n(&hazard_count[h], __ATOMIC_RELAXED))
             continue;
-        for (int rt = 0; rt < 2 && rt < SP_DIAG_RT_MAX; rt++)
-            if ((used & 1u << rt) && rt_names[rt] && hazard_table[h].bare[rt][0])
+        for (int rt = 0; rt < SP_DIAG_RT_MAX; rt++) {
+            const char *bare = rt_bare[rt] ? rt_bare[rt][h] : NULL;
+            if ((used & 1u << rt) && rt_names[rt] && bare && bare[0])
                 sp_log(SP_LOG_ERROR, "summary", "  %s: without safepin (%s): %s",
-                       hazard_table[h].name, rt_names[rt], hazard_table[h].bare[rt]);
+                       hazard_table[h].name, rt_names[rt], bare);
+        }
     }
 }
 
