@@ -81,6 +81,12 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
         if (sp_opt.revive && same && sp_maps_pinnable(base, size, flags & SP_REGISTER_READ_ONLY) &&
             sp_reaper_revive(r)) {
             SP_COUNT(revived);
+            /* Said with the stacks of the registration revived and of its
+             * unregister, before they are replaced. */
+            sp_diag(SP_REVIVED, r,
+                    "%s(%p, %zu, 0x%x)%s while its release was pending: that registration was revived "
+                    "(neither the real unregister nor a real register was made)",
+                    c->name, p, size, flags, sp_core_via(o, c));
             sp_site_free(sp_sites(r)->reg);
             sp_site_free(sp_sites(r)->unreg);
             sp_sites(r)->reg = *site;

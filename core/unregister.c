@@ -77,8 +77,11 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     }
     uintptr_t base = (uintptr_t)p;
     sp_site *site = sp_site_capture_entry();
-    /* (Asked before the lock: the first time, a version query.) */
+    /* (Asked before the lock: the first time, a version query; during a
+     * capture, the thread's capture mode.) */
     int runtime_here = !sp_tls_in_hostfn && runtime_waits_here(rt);
+    void *cap_stream = NULL;
+    int cap_refused = sp_streams_capture_refuses(rt, &cap_stream);
 
     sp_lock();
     sp_range *r = sp_core_settled_containing(base);
@@ -137,6 +140,10 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
         mode = SP_UNREG_ASYNC; /* waiting here could wait for this very host function (G8) */
         sp_hazard_prevented(SP_HZ_HOSTFN_RELEASE, r, "%s(%p) in a host function", c->name, p);
     }
+    if (cap_refused)
+        sp_hazard_prevented(SP_HZ_CAPTURE_RELEASE, r, "%s(%p) while %s captures stream %p", c->name, p,
+                            cap_refused == SP_CAPTURE_REFUSED_OWN ? "this thread" : "another thread",
+                            cap_stream);
     int captures = sp_streams_thread_captures();
     if (mode == SP_UNREG_SYNC && captures)
         mode = SP_UNREG_ORDERED; /* never wait on the caller's own capture */

@@ -302,6 +302,10 @@ static const char *const cu_hazard_bare[SP_HZ_COUNT] = {
         "sees, and a register at this address answers 712 until the old one is unregistered",
     [SP_HZ_HOSTFN_RELEASE] =
         "the unregister answers 800 (not permitted) and the range stays registered",
+    [SP_HZ_CAPTURE_RELEASE] =
+        "the unregister answers 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the range "
+        "stays registered; the capture is invalidated: its end answers 901 and gives no "
+        "graph",
 };
 
 static const sp_rt_ops cuda_ops = {

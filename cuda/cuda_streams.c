@@ -67,7 +67,8 @@ sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_C
     if (!real && !real1)
         return SP_CUDA_ERROR_NOT_SUPPORTED;
     capture_args a = {real, real1, NULL, s, mode, NULL};
-    return sp_streams_begin_capture_rt(SP_RT_CUDA, s, capture_call, &a);
+    /* (The 10000 form has no mode: it captures as global mode does.) */
+    return sp_streams_begin_capture_rt(SP_RT_CUDA, s, real ? mode : SP_CAPTURE_GLOBAL, capture_call, &a);
 }
 
 sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)

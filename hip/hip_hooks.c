@@ -166,7 +166,7 @@ hipError_t sp_stream_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
     sp_init();
     if (!SP_REAL_HIP(hipStreamBeginCapture))
         return hipErrorNotSupported;
-    return (hipError_t)sp_streams_begin_capture_rt(SP_RT_HIP, s, begin_call, &mode);
+    return (hipError_t)sp_streams_begin_capture_rt(SP_RT_HIP, s, (int)mode, begin_call, &mode);
 }
 
 hipError_t sp_stream_end_capture(hipStream_t s, hipGraph_t *graph)

@@ -220,6 +220,10 @@ static const char *const hip_hazard_bare[SP_HZ_COUNT] = {
     [SP_HZ_HOSTFN_RELEASE] =
         "a runtime call from a host function can deadlock: it may wait for the stream that "
         "runs the host function",
+    [SP_HZ_CAPTURE_RELEASE] =
+        "the unregister answers 900 (hipErrorStreamCaptureUnsupported) and the range stays "
+        "registered; from ROCm 6.2 the capture is invalidated too: its end answers 901 and "
+        "gives no graph",
 };
 
 static const sp_rt_ops hip_ops = {

@@ -25,8 +25,9 @@ void sp_init(void);
 
 /* The HIP face's logic (sp_host_register, ...): hip.h. */
 
-/* The logic of the libc hooks (mem_hooks.c); their shims are in shims.c.
- * sp_mem_hooks_init hands libc's own free and munmap to the core. */
+/* The logic of the libc hooks (mem_free.c, mem_mappings.c); their shims
+ * are in shims.c. sp_mem_hooks_init hands libc's own free and munmap to
+ * the core. */
 void sp_mem_hooks_init(void);
 void sp_free(void *p);
 void *sp_realloc(void *p, size_t n);
@@ -37,7 +38,7 @@ void *sp_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sp_shmdt(const void *addr);
 
 /* Whether errno err of a failed libc hook lies in the program's arguments
- * (api-error) or describes the process or system (mem_hooks.c says which).
+ * (api-error) or describes the process or system (mem_mappings.c says which).
  * kind: the call's shape; addr, len: the range it names (NULL for a size
  * alone); flags: mmap's. errno is kept. */
 enum { SP_FAULT_RANGE, SP_FAULT_ADVICE, SP_FAULT_MAP };

@@ -1,8 +1,9 @@
 /*
  * shims.c - the exported symbols, nothing else.
  *
- * libc's: each shim is one call into the logic of mem_hooks.c (and
- * init.c, dlclose.c, reach.c, dlvsym.c), which unit tests call directly.
+ * libc's: each shim is one call into the logic of mem_free.c and
+ * mem_mappings.c (and init.c, dlclose.c, reach.c, dlvsym.c), which unit
+ * tests call directly.
  * The runtimes' shims are their faces' (hip/hip_shims.c,
  * cuda/cuda_shims.c). Compiled with -fvisibility=hidden and linked with
  * libsafepin.map: only these names leave the library.

@@ -62,7 +62,7 @@ void sp_api_failed(const sp_api_call *c, int rt, const char *call, const char *n
 
 /* A libc hook outside any runtime hook failed with errno err (result: how
  * it says so, "-1", "MAP_FAILED", "NULL"); fault: whether the error lies in
- * the arguments (mem_hooks.c decides). errno is kept. */
+ * the arguments (interpose/mem_mappings.c decides). errno is kept. */
 void sp_api_libc_failed(const char *call, const char *result, int err, int fault,
                         const sp_api_arg *args, int n);
 

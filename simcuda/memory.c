@@ -2,7 +2,7 @@
  * memory.c - allocations, registration and pointer attributes, over
  * simhip's range table in its CUDA face (712 on any overlap, 1 for an
  * interior unregister, pinned pages kept after free/munmap: see
- * simhip/memory.c).
+ * simhip/register.c and simhip/access.c).
  *
  * cuMemHostUnregister, cuMemFree_v2 and cuMemFreeHost wait for the whole
  * device while holding the driver lock (another thread's launch stalls).

@@ -45,12 +45,15 @@ void sc_drv_hold(void);
 void sc_drv_release(void);
 void sc_drv_gate(void);
 
-/* ---- stream.c ------------------------------------------------------------- */
+/* ---- stream.c (and copy.c, event.c, capture.c, which use these) ----------- */
 /* The simhip handle for a CUDA stream handle: NULL is the legacy stream, or
  * the per-thread stream in _ptsz forms; CU_STREAM_LEGACY / _PER_THREAD. */
 hipStream_t sc_stream(CUstream h, bool ptsz);
 /* 906 when work on the legacy stream would depend on a capturing blocking
  * stream (hs is the simhip handle); else CUDA_SUCCESS. */
 CUresult sc_implicit_check(hipStream_t hs);
+/* The common entry of calls that enqueue work on hs: context, 906, and
+ * the driver lock's gate. */
+CUresult sc_enter_enqueue(hipStream_t hs);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * stream.c - streams, copies, memsets, host functions, events, capture and
- * graphs, over simhip's streams.
+ * stream.c - streams, host functions and callbacks, the simcuda.h
+ * extension's kernels and device accesses, over simhip's streams.
  *
  * Handles: NULL is the legacy stream (the per-thread stream in _ptsz
  * forms); CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name them always. The
@@ -11,28 +11,12 @@
  */
 #include "sc_internal.h"
 
-hipError_t hipMemcpyAsync(void *dst, const void *src, size_t sizeBytes, hipMemcpyKind kind,
-                          hipStream_t stream);
-hipError_t hipMemsetAsync(void *dst, int value, size_t sizeBytes, hipStream_t stream);
-hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream);
 hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority);
 hipError_t hipStreamDestroy(hipStream_t stream);
 hipError_t hipStreamSynchronize(hipStream_t stream);
 hipError_t hipStreamQuery(hipStream_t stream);
-hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode);
-hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *pGraph);
-hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus *pCaptureStatus);
-hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode);
-hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags);
-hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
-hipError_t hipEventQuery(hipEvent_t event);
-hipError_t hipEventSynchronize(hipEvent_t event);
-hipError_t hipEventDestroy(hipEvent_t event);
-hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
-                               hipGraphNode_t *pErrorNode, char *pLogBuffer, size_t bufferSize);
-hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream);
-hipError_t hipGraphExecDestroy(hipGraphExec_t graphExec);
-hipError_t hipGraphDestroy(hipGraph_t graph);
+hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags);
+hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
 
 hipStream_t sc_stream(CUstream h, bool ptsz)
 {
@@ -66,7 +50,7 @@ CUresult sc_implicit_check(hipStream_t hs)
 
 /* The common entry of calls that enqueue work on hs: context, 906, and
  * the driver lock's gate. */
-static CUresult enter_enqueue(hipStream_t hs)
+CUresult sc_enter_enqueue(hipStream_t hs)
 {
     CUresult e = sc_enter(true);
     if (e != CUDA_SUCCESS)
@@ -75,89 +59,6 @@ static CUresult enter_enqueue(hipStream_t hs)
         return e;
     sc_drv_gate();
     return CUDA_SUCCESS;
-}
-
-/* ---- copies and memsets ------------------------------------------------- */
-
-static CUresult copy(void *dst, const void *src, size_t n, hipMemcpyKind kind, CUstream h, bool ptsz)
-{
-    hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipMemcpyAsync(dst, src, n, kind, hs));
-}
-
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
-                              CUstream hStream)
-{
-    return copy((void *)(uintptr_t)dstDevice, srcHost, ByteCount, hipMemcpyHostToDevice, hStream,
-                false);
-}
-
-CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
-                                   CUstream hStream)
-{
-    return copy((void *)(uintptr_t)dstDevice, srcHost, ByteCount, hipMemcpyHostToDevice, hStream,
-                true);
-}
-
-CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
-                              CUstream hStream)
-{
-    return copy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount, hipMemcpyDeviceToHost,
-                hStream, false);
-}
-
-CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
-                                   CUstream hStream)
-{
-    return copy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount, hipMemcpyDeviceToHost,
-                hStream, true);
-}
-
-CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
-{
-    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, ByteCount, hipMemcpyDefault,
-                hStream, false);
-}
-
-CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
-{
-    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, ByteCount, hipMemcpyDefault,
-                hStream, true);
-}
-
-static CUresult fill(CUdeviceptr dst, unsigned value, unsigned elem, size_t n, CUstream h, bool ptsz)
-{
-    hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    void *d = (void *)(uintptr_t)dst;
-    if (elem == 1)
-        return sc_res(hipMemsetAsync(d, (int)value, n, hs));
-    return sc_res(hipMemsetD32Async(d, (int)value, n, hs));
-}
-
-CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
-{
-    return fill(dstDevice, uc, 1, N, hStream, false);
-}
-
-CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
-{
-    return fill(dstDevice, uc, 1, N, hStream, true);
-}
-
-CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
-{
-    return fill(dstDevice, ui, 4, N, hStream, false);
-}
-
-CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
-{
-    return fill(dstDevice, ui, 4, N, hStream, true);
 }
 
 /* ---- streams ------------------------------------------------------------ */
@@ -251,7 +152,7 @@ CUresult cuStreamQuery_ptsz(CUstream hStream)
 static CUresult enqueue_work(CUstream h, bool ptsz, struct sh_work *w)
 {
     hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
+    CUresult e = sc_enter_enqueue(hs);
     if (e != CUDA_SUCCESS)
         return e;
     return sc_res(sh_enqueue_handle(hs, w, NULL, NULL));
@@ -320,342 +221,7 @@ void simcuda_device_write(void *dst, const void *src, size_t n)
     sh_device_copy(dst, src, n, true, false);
 }
 
-/* ---- events --------------------------------------------------------------- */
-
-CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    if (!phEvent || (Flags & ~7u))
-        return CUDA_ERROR_INVALID_VALUE;
-    return sc_res(hipEventCreateWithFlags((hipEvent_t *)phEvent, Flags));
-}
-
-static CUresult event_record(CUevent ev, CUstream h, bool ptsz)
-{
-    hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipEventRecord((hipEvent_t)ev, hs));
-}
-
-CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
-{
-    return event_record(hEvent, hStream, false);
-}
-
-CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
-{
-    return event_record(hEvent, hStream, true);
-}
-
-CUresult cuEventQuery(CUevent hEvent)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipEventQuery((hipEvent_t)hEvent));
-}
-
-CUresult cuEventSynchronize(CUevent hEvent)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    if (sc_in_host_fn())
-        return CUDA_ERROR_NOT_PERMITTED;
-    return sc_res(hipEventSynchronize((hipEvent_t)hEvent));
-}
-
-CUresult cuEventDestroy(CUevent hEvent)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipEventDestroy((hipEvent_t)hEvent));
-}
-
-CUresult cuEventDestroy_v2(CUevent hEvent)
-{
-    return cuEventDestroy(hEvent);
-}
-
-/* ---- capture -------------------------------------------------------------- */
-
-static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipStreamBeginCapture(sc_stream(h, ptsz), (hipStreamCaptureMode)mode));
-}
-
-CUresult cuStreamBeginCapture(CUstream hStream)
-{
-    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, false);
-}
-
-CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
-{
-    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, true);
-}
-
-CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
-{
-    return begin_capture(hStream, mode, false);
-}
-
-CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
-{
-    return begin_capture(hStream, mode, true);
-}
-
-static CUresult end_capture(CUstream h, CUgraph *g, bool ptsz)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipStreamEndCapture(sc_stream(h, ptsz), (hipGraph_t *)g));
-}
-
-CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
-{
-    return end_capture(hStream, phGraph, false);
-}
-
-CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
-{
-    return end_capture(hStream, phGraph, true);
-}
-
-/* On the legacy stream while a blocking stream captures: 906. */
-static CUresult is_capturing(CUstream h, CUstreamCaptureStatus *st, bool ptsz)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    hipStream_t hs = sc_stream(h, ptsz);
-    if ((e = sc_implicit_check(hs)) != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipStreamIsCapturing(hs, (hipStreamCaptureStatus *)st));
-}
-
-CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{
-    return is_capturing(hStream, captureStatus, false);
-}
-
-CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{
-    return is_capturing(hStream, captureStatus, true);
-}
-
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
-{
-    CUresult e = sc_enter(false);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipThreadExchangeStreamCaptureMode((hipStreamCaptureMode *)mode));
-}
-
-/* ---- graphs --------------------------------------------------------------- */
-
-CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
-                            char *logBuffer, size_t bufferSize)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipGraphInstantiate((hipGraphExec_t *)phGraphExec, (hipGraph_t)hGraph,
-                                      (hipGraphNode_t *)phErrorNode, logBuffer, bufferSize));
-}
-
-CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
-                               char *logBuffer, size_t bufferSize)
-{
-    return cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
-}
-
-CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
-                                     unsigned long long flags)
-{
-    if (flags != 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    return cuGraphInstantiate(phGraphExec, hGraph, NULL, NULL, 0);
-}
-
-static CUresult graph_launch(CUgraphExec x, CUstream h, bool ptsz)
-{
-    hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipGraphLaunch((hipGraphExec_t)x, hs));
-}
-
-CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
-{
-    return graph_launch(hGraphExec, hStream, false);
-}
-
-CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
-{
-    return graph_launch(hGraphExec, hStream, true);
-}
-
-CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
-{
-    CUresult e = sc_enter(false);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipGraphExecDestroy((hipGraphExec_t)hGraphExec));
-}
-
-CUresult cuGraphDestroy(CUgraph hGraph)
-{
-    CUresult e = sc_enter(false);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipGraphDestroy((hipGraph_t)hGraph));
-}
-
-/* ---- synchronous copies and memsets ---------------------------------------
- * On the legacy stream (the per-thread stream in _ptds forms); they return
- * once the operation has run. */
-
-hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int *flags);
-hipError_t hipStreamGetPriority(hipStream_t stream, int *priority);
-hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
-hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop);
-
-static CUresult copy_sync(void *dst, const void *src, size_t n, hipMemcpyKind kind, bool ptds,
-                          const char *api)
-{
-    hipStream_t hs = ptds ? hipStreamPerThread : NULL;
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    if (sc_in_host_fn())
-        return CUDA_ERROR_NOT_PERMITTED;
-    return sc_res(sh_copy(hs, dst, src, n, kind, true, api));
-}
-
-#define DP(x) ((void *)(uintptr_t)(x))
-
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
-{
-    return copy_sync(DP(dst), src, n, hipMemcpyHostToDevice, false, "cuMemcpyHtoD");
-}
-CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
-{
-    return copy_sync(DP(dst), src, n, hipMemcpyHostToDevice, true, "cuMemcpyHtoD");
-}
-CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(dst, DP(src), n, hipMemcpyDeviceToHost, false, "cuMemcpyDtoH");
-}
-CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(dst, DP(src), n, hipMemcpyDeviceToHost, true, "cuMemcpyDtoH");
-}
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, false, "cuMemcpyDtoD");
-}
-CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, true, "cuMemcpyDtoD");
-}
-CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(DP(dst), DP(src), n, hipMemcpyDefault, false, "cuMemcpy");
-}
-CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(DP(dst), DP(src), n, hipMemcpyDefault, true, "cuMemcpy");
-}
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
-{
-    return copy(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, h, false);
-}
-CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
-{
-    return copy(DP(dst), DP(src), n, hipMemcpyDeviceToDevice, h, true);
-}
-
-static CUresult fill_sync(CUdeviceptr dst, unsigned value, unsigned elem, size_t n, bool ptds)
-{
-    hipStream_t hs = ptds ? hipStreamPerThread : NULL;
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    if (sc_in_host_fn())
-        return CUDA_ERROR_NOT_PERMITTED;
-    return sc_res(sh_fill(hs, DP(dst), (int)value, elem, n, true, "cuMemsetD"));
-}
-
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return fill_sync(d, v, 1, n, false); }
-CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) { return fill_sync(d, v, 1, n, true); }
-CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return fill_sync(d, v, 2, n, false); }
-CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) { return fill_sync(d, v, 2, n, true); }
-CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return fill_sync(d, v, 4, n, false); }
-CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) { return fill_sync(d, v, 4, n, true); }
-
-static CUresult fill16(CUdeviceptr dst, unsigned short v, size_t n, CUstream h, bool ptsz)
-{
-    hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(sh_fill(hs, DP(dst), v, 2, n, false, "cuMemsetD16Async"));
-}
-
-CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return fill16(d, v, n, h, false); }
-CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream h) { return fill16(d, v, n, h, true); }
-
-/* ---- events and stream queries --------------------------------------------- */
-
-/* Milliseconds between the two markers' execution. 600 before both ran;
- * 400 for an event never recorded or made without timing. */
-CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
-{
-    CUresult e = sc_enter(true);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipEventElapsedTime(ms, (hipEvent_t)start, (hipEvent_t)end));
-}
-
-CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
-{
-    return cuEventElapsedTime(ms, start, end);
-}
-
-static CUresult record_flags(CUevent ev, CUstream h, unsigned flags, bool ptsz)
-{
-    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
-        return CUDA_ERROR_INVALID_VALUE;
-    return event_record(ev, h, ptsz);
-}
-
-CUresult cuEventRecordWithFlags(CUevent ev, CUstream h, unsigned int flags) { return record_flags(ev, h, flags, false); }
-CUresult cuEventRecordWithFlags_ptsz(CUevent ev, CUstream h, unsigned int flags) { return record_flags(ev, h, flags, true); }
-
-/* Work enqueued on the stream afterwards waits for the event's marker. */
-static CUresult wait_event(CUstream h, CUevent ev, unsigned flags, bool ptsz)
-{
-    if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
-        return CUDA_ERROR_INVALID_VALUE;
-    hipStream_t hs = sc_stream(h, ptsz);
-    CUresult e = enter_enqueue(hs);
-    if (e != CUDA_SUCCESS)
-        return e;
-    return sc_res(hipStreamWaitEvent(hs, (hipEvent_t)ev, 0));
-}
-
-CUresult cuStreamWaitEvent(CUstream h, CUevent ev, unsigned int flags) { return wait_event(h, ev, flags, false); }
-CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent ev, unsigned int flags) { return wait_event(h, ev, flags, true); }
+/* ---- stream queries --------------------------------------------------------- */
 
 static CUresult stream_flags(CUstream h, unsigned *flags, bool ptsz)
 {

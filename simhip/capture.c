@@ -10,8 +10,11 @@
  * fails with hipErrorStreamCaptureUnsupported when
  *   - the stream it operates on is capturing, or
  *   - the calling thread's mode (hipThreadExchangeStreamCaptureMode) is not
- *     relaxed and some capture is in global mode (any thread), or in
- *     thread-local mode on the calling thread.
+ *     relaxed and the calling thread captures in a mode other than relaxed,
+ *     or
+ *   - the calling thread's mode is global and another thread captures in
+ *     global mode (a thread-local caller ignores other threads' captures),
+ * as clr's CHECK_STREAM_CAPTURE_SUPPORTED and CUDA's modes do.
  * The current and rocm7 personalities also invalidate that capture (its
  * EndCapture then returns hipErrorStreamCaptureInvalidated); legacy does not.
  */
@@ -29,10 +32,10 @@ hipError_t sh_capture_check(struct sh_stream *s)
     pthread_t self = pthread_self();
     pthread_mutex_lock(&sh_dev_lock);
     for (struct sh_capture *c = captures; c; c = c->next) {
+        bool own = pthread_equal(c->thread, self);
         bool hit = c->s == s ||
-                   (tl_mode != hipStreamCaptureModeRelaxed &&
-                    (c->mode == hipStreamCaptureModeGlobal ||
-                     (c->mode == hipStreamCaptureModeThreadLocal && pthread_equal(c->thread, self))));
+                   (tl_mode != hipStreamCaptureModeRelaxed && own && c->mode != hipStreamCaptureModeRelaxed) ||
+                   (tl_mode == hipStreamCaptureModeGlobal && !own && c->mode == hipStreamCaptureModeGlobal);
         if (!hit)
             continue;
         err = hipErrorStreamCaptureUnsupported;

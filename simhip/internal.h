@@ -90,7 +90,7 @@ struct sh_work {
     uint64_t ev_gen;
 };
 
-/* ---- stream.c -------------------------------------------------------- */
+/* ---- stream.c, worker.c, sync.c: streams, their workers, waits -------- */
 struct sh_stream;
 struct sh_capture;
 
@@ -124,7 +124,7 @@ struct sh_stream {
 extern pthread_mutex_t sh_dev_lock;
 extern pthread_cond_t sh_dev_cond;
 extern struct sh_stream *sh_streams;
-/* Set by the runtime's destructor (stream.c): later calls fail. */
+/* Set by the runtime's destructor (worker.c): later calls fail. */
 extern bool sh_torn_down;
 /* Set by teardown without the device lock (which an exiting thread may
  * hold), so every read is atomic. */
@@ -143,7 +143,7 @@ void sh_stream_unref_locked(struct sh_stream *s);
 hipError_t sh_enqueue_locked(struct sh_stream *s, const struct sh_work *w,
                              const struct sh_dep *extra, size_t nextra, uint64_t *seq);
 /* Wait (dev lock held) until s has completed op seq; api names the caller
- * for the deadlock report. */
+ * for the deadlock report (sync.c). */
 void sh_wait_locked(struct sh_stream *s, uint64_t seq, const char *api);
 /* Resolve h and enqueue w (takes the dev lock). *out (optional) gets a
  * referenced stream, to be released with sh_stream_unref_locked. */
@@ -158,7 +158,7 @@ enum sh_sync_scope {
 };
 void sh_sync(enum sh_sync_scope scope, struct sh_stream *s, int device, const char *api);
 
-/* Fork: forget worker threads and queued work (child side). */
+/* Fork: forget worker threads and queued work (child side; worker.c). */
 void sh_stream_atfork_lock(void);
 void sh_stream_atfork_child(void);
 
@@ -177,7 +177,7 @@ void sh_execute(struct sh_stream *s, struct sh_op *op);
 extern _Thread_local struct sh_stream *sh_tl_hostfn_stream;
 extern _Thread_local uint64_t sh_tl_hostfn_seq;
 
-/* ---- memory.c: the range table and device access checks -------------- */
+/* ---- memory.c, access.c, register.c, attributes.c: ranges, accesses -- */
 enum sh_range_kind { R_DEVICE, R_HOSTMALLOC, R_REGISTERED };
 
 struct sh_range {
@@ -206,7 +206,7 @@ struct sh_range {
 /* What a pin of [p, p+n) would meet: every page mapped with the access it
  * needs (read and write; read only with read_only_ok), a hole (unmapped
  * pages), PROT_NONE pages, or read-only pages. Read from /proc/self/maps;
- * never touches the range. */
+ * never touches the range (register.c). */
 enum sh_span { SPAN_OK, SPAN_HOLE, SPAN_NONE, SPAN_READ_ONLY };
 enum sh_span sh_span_check(const void *p, size_t n, bool read_only_ok);
 
@@ -223,7 +223,8 @@ size_t sh_mem_device_bytes(int device);
 /* 1: p lies in a hipMalloc allocation. */
 bool sh_mem_is_device(const void *p);
 /* Checked device access: fault (line + abort) unless every byte is covered
- * by a live range and mapped; then copy. dst/src: check_dst/check_src. */
+ * by a live range and mapped; then copy. dst/src: check_dst/check_src
+ * (access.c). */
 void sh_device_copy(void *dst, const void *src, size_t n, bool check_dst, bool check_src);
 void sh_device_fill(void *dst, int value, unsigned elem, size_t count);
 

@@ -31,12 +31,14 @@ static int runtime_capturing(int rt, void *s)
     return e == 0 ? capturing : -1;
 }
 
-/* Lock held: make e's state what the runtime said. */
-static void set_capturing(stream_ent *e, int capturing, shared_ev **pre)
+/* Lock held: make e's state what the runtime said (mode: the one asked
+ * where it begins). */
+static void set_capturing(stream_ent *e, int capturing, int mode, shared_ev **pre)
 {
     if (capturing && !e->capturing) {
         e->capturing = 1;
         e->capturer = pthread_self();
+        e->capture_mode = mode;
         sp_st.n_capturing++;
         sp_st_unref(e->pre);
         e->pre = *pre;
@@ -49,7 +51,7 @@ static void set_capturing(stream_ent *e, int capturing, shared_ev **pre)
     }
 }
 
-int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
+int sp_streams_begin_capture_rt(int rt, void *s, int mode, sp_capture_call call, void *arg)
 {
     void *here = NULL;
     if (sp_rt(rt)->get_place(&here) != 0)
@@ -99,7 +101,7 @@ int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg
     pp = sp_st_find_stream(rt, s);
     e = *pp;
     if (e) {
-        set_capturing(e, capturing, &pre);
+        set_capturing(e, capturing, mode, &pre);
         e->begin_pending--;
         if (e->foreign && !e->capturing && !e->begin_pending)
             sp_st_drop_entry(pp);
@@ -123,7 +125,7 @@ int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
     stream_ent *e = *pp;
     if (e) {
         shared_ev *none = NULL;
-        set_capturing(e, capturing, &none);
+        set_capturing(e, capturing, SP_CAPTURE_GLOBAL, &none);
         if (e->foreign && !e->capturing && !e->begin_pending)
             sp_st_drop_entry(pp);
         sp_lock_broadcast();
@@ -131,6 +133,41 @@ int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg)
     sp_unlock();
     sp_st_flush_dead();
     return r;
+}
+
+int sp_streams_capture_refuses(int rt, void **stream)
+{
+    *stream = NULL;
+    if (sp_tls_in_hostfn)
+        return 0;
+    sp_lock();
+    int open = sp_st.n_capturing > 0;
+    sp_unlock();
+    if (!open)
+        return 0;
+    const sp_rt_ops *o = sp_rt(rt);
+    if (!o->present())
+        return 0;
+    int mine = SP_CAPTURE_RELAXED;
+    o->exchange_mode(&mine);
+    int back = mine;
+    o->exchange_mode(&back);
+    if (mine == SP_CAPTURE_RELAXED)
+        return 0;
+    pthread_t self = pthread_self();
+    int why = 0;
+    sp_lock();
+    for (stream_ent *e = sp_st.streams; e && why != SP_CAPTURE_REFUSED_OWN; e = e->next) {
+        if (!e->capturing || e->rt != rt)
+            continue;
+        if (pthread_equal(e->capturer, self) ? e->capture_mode != SP_CAPTURE_RELAXED
+                                             : mine == SP_CAPTURE_GLOBAL && e->capture_mode == SP_CAPTURE_GLOBAL) {
+            why = pthread_equal(e->capturer, self) ? SP_CAPTURE_REFUSED_OWN : SP_CAPTURE_REFUSED_OTHER;
+            *stream = e->s;
+        }
+    }
+    sp_unlock();
+    return why;
 }
 
 void sp_marks_wait_captures(int *stop)

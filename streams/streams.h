@@ -98,7 +98,9 @@ int sp_streams_destroy_rt(int rt, void *s);
  * (call); capture end: makes it. Both then track what the runtime says
  * (stream_capturing), not what was asked. Lock NOT held. Returns its code. */
 typedef int (*sp_capture_call)(void *s, void *arg);
-int sp_streams_begin_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
+/* The capture modes, as HIP and CUDA number them. */
+enum { SP_CAPTURE_GLOBAL = 0, SP_CAPTURE_THREAD_LOCAL = 1, SP_CAPTURE_RELAXED = 2 };
+int sp_streams_begin_capture_rt(int rt, void *s, int mode, sp_capture_call call, void *arg);
 int sp_streams_end_capture_rt(int rt, void *s, sp_capture_call call, void *arg);
 /* Lock NOT held. 1 if every stream of rt known to safepin (each place's
  * null stream, every tracked stream, the tail of every destroyed stream)
@@ -108,6 +110,16 @@ int sp_streams_idle(int rt);
  * work from before the capture began is not asked): 1 means the work
  * enqueued on rt before this call is done, with no capture to look past. */
 int sp_streams_quiet(int rt);
+/* Lock NOT held; not in a host function. Whether the runtime would refuse
+ * an unregister (or another call unsafe during a capture) made by the
+ * calling thread now, and invalidate a capture, as it does bare: 0 no;
+ * SP_CAPTURE_REFUSED_OWN where this thread captures in a mode other than
+ * relaxed, SP_CAPTURE_REFUSED_OTHER where another thread captures in
+ * global mode; and the thread's own mode is not relaxed (global for the
+ * other thread's). *stream: the capturing stream. Asks the thread's mode
+ * of the runtime only while a capture is open. */
+enum { SP_CAPTURE_REFUSED_OWN = 1, SP_CAPTURE_REFUSED_OTHER = 2 };
+int sp_streams_capture_refuses(int rt, void **stream);
 /* 1 if rt's places are its devices and it has exactly one. */
 int sp_streams_one_device(int rt);
 

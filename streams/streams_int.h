@@ -36,6 +36,7 @@ typedef struct stream_ent {
     unsigned retiring : 1;   /* its destroy was handed to the reaper */
     int begin_pending;       /* a capture begin is between its event and the runtime's answer */
     pthread_t capturer;      /* thread that began the capture (per-thread streams: the key) */
+    int capture_mode;        /* SP_CAPTURE_*: the mode that capture began in */
     shared_ev *pre;          /* recorded just before the current capture began */
     struct stream_ent *next;
 } stream_ent;

@@ -424,6 +424,12 @@ int main(int argc, char **argv)
         EXPECT(hipHostRegister(buf, N, 0), hipSuccess);
         EXPECT(hipHostUnregister(buf), hipSuccess);
         EXPECT(hipHostUnregister(buf), hipSuccess);
+    } else if (!strcmp(m, "revived")) {
+        /* (Run with a long revive grace: the release is still pending.) */
+        EXPECT(hipHostRegister(buf, N, 0), hipSuccess);
+        EXPECT(hipHostUnregister(buf), hipSuccess);
+        EXPECT(hipHostRegister(buf, N, 0), hipSuccess);
+        EXPECT(hipHostUnregister(buf), hipSuccess);
     } else if (!strcmp(m, "freed-while-registered")) {
         EXPECT(hipHostRegister(buf, N, 0), hipSuccess);
         free(buf);

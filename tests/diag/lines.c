@@ -82,6 +82,14 @@ int main(int argc, char **argv)
         STEP();
         hipHostUnregister(buf);
         hipHostUnregister(buf);
+    } else if (!strcmp(m, "revived")) {
+        hipHostRegister(buf, N, 0); /* @reg */
+        STEP();
+        hipHostUnregister(buf); /* @unreg */
+        STEP();
+        hipHostRegister(buf, N, 0); /* @at */
+        STEP();
+        hipHostUnregister(buf);
     } else if (!strcmp(m, "freed-while-registered")) {
         hipHostRegister(buf, N, 0); /* @reg */
         STEP();

@@ -17,11 +17,12 @@ trap 'rm -rf "$T"' EXIT
 
 MODES='double-unregister unregister-unknown unregister-interior overlapping-register
 nested-register freed-while-registered hipfree-host-pointer leak-at-exit capture-deferred
-release-timeout runtime-error invalid-argument api-error'
+release-timeout runtime-error invalid-argument api-error revived'
 
 for mode in $MODES; do
     opts="log=info:report=$T/$mode.json"
     [ "$mode" = release-timeout ] && opts="$opts:drain_timeout_ms=200:unregister=async"
+    [ "$mode" = revived ] && opts="$opts:revive_grace_bytes=0:revive_grace_us=5000000"
     SAFEPIN_OPTIONS=$opts LD_PRELOAD=$LIB LD_LIBRARY_PATH=$SIM timeout 30 "$PROG" "$mode" \
         >"$T/$mode.out" 2>"$T/$mode.err"
     python3 - "$mode" tests/diag/lines.c "$T/$mode.err" "$T/$mode.json" <<'PY'

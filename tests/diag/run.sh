@@ -19,6 +19,7 @@ unregister-unknown     warn  1 -                       at
 unregister-interior    warn  1 -                       registered
 overlapping-register   warn  1 -                       registered
 nested-register        info  0 -                       registered
+revived                info  0 revive_grace_bytes=0:revive_grace_us=5000000 registered
 freed-while-registered warn  1 -                       registered
 hipfree-host-pointer   warn  1 -                       registered
 leak-at-exit           warn  1 -                       registered

@@ -285,3 +285,89 @@ TEST(Capture, EndFromAnotherThreadIsWrongThread)
     EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
     EXPECT_EQ(hipStreamDestroy(s), hipSuccess);
 }
+
+// The modes as clr's CHECK_STREAM_CAPTURE_SUPPORTED and CUDA apply them: a
+// relaxed caller is never refused; any other caller is refused where its own
+// thread captures (global or thread-local); only a global caller is refused
+// for another thread's global capture.
+struct ModeCase {
+    bool own;
+    hipStreamCaptureMode capture, caller;
+    hipError_t unregister;
+};
+static void *mode_case(void *a)
+{
+    ModeCase *c = (ModeCase *)a;
+    hipStream_t cap;
+    (void)hipStreamCreate(&cap);
+    char *p = map_pages(1);
+    (void)hipHostRegister(p, page(), 0);
+    hipStreamCaptureMode m = c->caller;
+    (void)hipThreadExchangeStreamCaptureMode(&m);
+    if (c->own) {
+        (void)hipStreamBeginCapture(cap, c->capture);
+        c->unregister = hipHostUnregister(p);
+    } else {
+        pthread_t t;
+        struct Cap {
+            hipStream_t s;
+            hipStreamCaptureMode mode;
+            int phase;
+            pthread_mutex_t mu;
+            pthread_cond_t cv;
+        } k = {cap, c->capture, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+        auto body = [](void *a) -> void * {
+            Cap *k = (Cap *)a;
+            (void)hipStreamBeginCapture(k->s, k->mode);
+            pthread_mutex_lock(&k->mu);
+            k->phase = 1;
+            pthread_cond_broadcast(&k->cv);
+            while (k->phase != 2)
+                pthread_cond_wait(&k->cv, &k->mu);
+            pthread_mutex_unlock(&k->mu);
+            hipGraph_t g = nullptr;
+            if (hipStreamEndCapture(k->s, &g) == hipSuccess && g)
+                (void)hipGraphDestroy(g);
+            return nullptr;
+        };
+        pthread_create(&t, nullptr, body, &k);
+        pthread_mutex_lock(&k.mu);
+        while (k.phase != 1)
+            pthread_cond_wait(&k.cv, &k.mu);
+        pthread_mutex_unlock(&k.mu);
+        c->unregister = hipHostUnregister(p);
+        pthread_mutex_lock(&k.mu);
+        k.phase = 2;
+        pthread_cond_broadcast(&k.cv);
+        pthread_mutex_unlock(&k.mu);
+        pthread_join(t, nullptr);
+    }
+    if (c->own) {
+        hipGraph_t g = nullptr;
+        if (hipStreamEndCapture(cap, &g) == hipSuccess && g)
+            (void)hipGraphDestroy(g);
+    }
+    m = hipStreamCaptureModeGlobal;
+    (void)hipThreadExchangeStreamCaptureMode(&m);
+    (void)hipHostUnregister(p);
+    (void)hipStreamDestroy(cap);
+    munmap(p, page());
+    return nullptr;
+}
+
+TEST(CaptureConflict, ModesRefuseAsTheRuntimeDoes)
+{
+    const hipStreamCaptureMode G = hipStreamCaptureModeGlobal, T = hipStreamCaptureModeThreadLocal,
+                               R = hipStreamCaptureModeRelaxed;
+    for (int own = 0; own < 2; own++)
+        for (hipStreamCaptureMode cap : {G, T, R})
+            for (hipStreamCaptureMode caller : {G, T, R}) {
+                ModeCase c{own != 0, cap, caller, hipErrorUnknown};
+                pthread_t t;
+                pthread_create(&t, nullptr, mode_case, &c);
+                pthread_join(t, nullptr);
+                bool refused = caller != R && (own ? cap != R : caller == G && cap == G);
+                EXPECT_EQ(c.unregister, refused ? hipErrorStreamCaptureUnsupported : hipSuccess)
+                    << "own " << own << " capture mode " << cap << " caller mode " << caller;
+            }
+}

@@ -394,7 +394,7 @@ TEST_F(ToyRuntime, NeverRecordsIntoACapture)
     ASSERT_EQ(T_OK, sp_core_stream_created(TOY, T_OK, &s, SP_STREAM_NON_BLOCKING));
     ASSERT_EQ(T_OK, sp_core_register(TOY, &c_reg, toy_register, nullptr, buf[0], 4096, 0));
     enqueue(&s, buf[0]); // before the capture: it runs
-    ASSERT_EQ(T_OK, sp_streams_begin_capture_rt(TOY, &s, toy_begin, &s));
+    ASSERT_EQ(T_OK, sp_streams_begin_capture_rt(TOY, &s, SP_CAPTURE_GLOBAL, toy_begin, &s));
     EXPECT_EQ(T_OK, sp_core_unregister(TOY, &c_unreg, buf[0]));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(0, n_unregister.load()) << "released before the pre-capture work";

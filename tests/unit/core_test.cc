@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include <dirent.h>
@@ -610,6 +611,96 @@ TEST_F(Core, AStreamThatCapturesIsNeverTakenForQuiet)
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
     ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
     free(buf);
+}
+
+// Runs call() on a thread whose capture mode is `caller` while a capture in
+// mode `cap` is open on cs, begun by that thread (own) or by another one;
+// gives call()'s answer and the capture end's.
+static void in_capture(hipStream_t cs, bool own, hipStreamCaptureMode cap, hipStreamCaptureMode caller,
+                       const std::function<hipError_t(hipStream_t, hipStreamCaptureMode)> &begin,
+                       const std::function<hipError_t(hipStream_t, hipGraph_t *)> &end,
+                       const std::function<hipError_t()> &call, hipError_t *answer, hipError_t *ended)
+{
+    std::atomic<int> phase{0};
+    std::thread capturer;
+    auto capture_then_end = [&] {
+        EXPECT_EQ(begin(cs, cap), hipSuccess);
+        phase = 1;
+        while (phase.load() != 2)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        hipGraph_t g = nullptr;
+        *ended = end(cs, &g);
+        if (g) {
+            EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+        }
+    };
+    std::thread t([&] {
+        hipStreamCaptureMode m = caller;
+        EXPECT_EQ(hipThreadExchangeStreamCaptureMode(&m), hipSuccess);
+        if (own) {
+            EXPECT_EQ(begin(cs, cap), hipSuccess);
+            *answer = call();
+            hipGraph_t g = nullptr;
+            *ended = end(cs, &g);
+            if (g) {
+                EXPECT_EQ(hipGraphDestroy(g), hipSuccess);
+            }
+        } else {
+            capturer = std::thread(capture_then_end);
+            EXPECT_TRUE(wait_for([&] { return phase.load() == 1; }));
+            *answer = call();
+            phase = 2;
+            capturer.join();
+        }
+        EXPECT_EQ(hipThreadExchangeStreamCaptureMode(&m), hipSuccess);
+    });
+    t.join();
+}
+
+// Issue 37: an unregister the runtime would refuse during a capture (900,
+// the capture invalidated) is named a prevented capture-release; one it
+// allows is not. The oracle is simhip's own answer, bare, for the same
+// thread, modes and capture. Under safepin every unregister succeeds and no
+// capture is invalidated.
+TEST_F(Core, CaptureReleaseIsNamedExactlyWhereTheRuntimeRefuses)
+{
+    hipStream_t cs;
+    ASSERT_EQ(sp_stream_create_with_flags(&cs, hipStreamNonBlocking), hipSuccess);
+    const hipStreamCaptureMode G = hipStreamCaptureModeGlobal, T = hipStreamCaptureModeThreadLocal,
+                               R = hipStreamCaptureModeRelaxed;
+    int refusals = 0;
+    for (int own = 0; own < 2; own++)
+        for (hipStreamCaptureMode cap : {G, T, R})
+            for (hipStreamCaptureMode caller : {G, T, R}) {
+                std::string what = "own " + std::to_string(own) + ", capture mode " + std::to_string(cap) +
+                                   ", caller mode " + std::to_string(caller);
+                int *b = static_cast<int *>(aligned_alloc(4096, 4096));
+                ASSERT_EQ(hipHostRegister(b, 4096, 0), hipSuccess);
+                hipError_t bare = hipErrorUnknown, bare_end = hipErrorUnknown;
+                in_capture(cs, own, cap, caller, hipStreamBeginCapture, hipStreamEndCapture,
+                           [&] { return hipHostUnregister(b); }, &bare, &bare_end);
+                bool refused = bare == hipErrorStreamCaptureUnsupported;
+                ASSERT_TRUE(bare == hipSuccess || refused) << what << ": bare " << bare;
+                if (refused) {
+                    refusals++;
+                    EXPECT_EQ(bare_end, hipErrorStreamCaptureInvalidated) << what;
+                    ASSERT_EQ(hipHostUnregister(b), hipSuccess);
+                }
+
+                ASSERT_EQ(sp_host_register(b, 4096, 0), hipSuccess);
+                uint64_t before = sp_hazards_prevented();
+                hipError_t under = hipErrorUnknown, under_end = hipErrorUnknown;
+                in_capture(cs, own, cap, caller, sp_stream_begin_capture, sp_stream_end_capture,
+                           [&] { return sp_host_unregister(b); }, &under, &under_end);
+                EXPECT_EQ(under, hipSuccess) << what;
+                EXPECT_EQ(under_end, hipSuccess) << what << ": the capture was invalidated";
+                EXPECT_EQ(sp_hazards_prevented() - before, refused ? 1u : 0u) << what;
+                ASSERT_EQ(sp_reaper_drain(5000), 0u);
+                EXPECT_FALSE(runtime_has(b)) << what;
+                free(b);
+            }
+    EXPECT_EQ(refusals, 5); // own: G or T capture by a G or T caller (4); another's G capture, G caller
+    ASSERT_EQ(sp_stream_destroy(cs), hipSuccess);
 }
 
 // Issue 14.3: a capture call the runtime refuses (a second begin, an end
