@@ -170,7 +170,7 @@ $(B)/obj/diag/suppress.o: $(SUPP_INC)
 $(B)/obj/diag/suppress.o: CFLAGS += -I$(B)/gen
 
 # The objects that print the version.
-$(B)/obj/interpose/init.o $(B)/obj/diag/diag.o: VERSION
+$(B)/obj/interpose/init.o $(B)/obj/diag/report.o: VERSION
 
 $(CORE_A): $(CORE_OBJ)
 	@mkdir -p $(dir $@)

@@ -290,6 +290,24 @@ static int cu_unregister_waits_all(void) { return 1; }
 #define cu_device_pointer NULL
 #define cu_entry_note sp_cu_entry
 
+/* What the CUDA driver does without safepin, by hazard (diag/hazards.inc),
+ * where DESIGN section 3 knows it: the summary says it after "hazards
+ * prevented". */
+static const char *const cu_hazard_bare[SP_HZ_COUNT] = {
+    [SP_HZ_INFLIGHT_UNREGISTER] =
+        "the unregister blocks until the whole device is idle, holding the driver lock: "
+        "other threads' launches stall meanwhile",
+    [SP_HZ_STALE_REGISTRATION] =
+        "the pages stay pinned: late device writes land in memory the process no longer "
+        "sees, and a register at this address answers 712 until the old one is unregistered",
+    [SP_HZ_HOSTFN_RELEASE] =
+        "the unregister answers 800 (not permitted) and the range stays registered",
+    [SP_HZ_CAPTURE_RELEASE] =
+        "the unregister answers 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the range "
+        "stays registered; the capture is invalidated: its end answers 901 and gives no "
+        "graph",
+};
+
 static const sp_rt_ops cuda_ops = {
     SP_RT_NAMES("CUDA", "cu", "the driver's", "cuMemHostRegister",
                 "cuMemHostUnregister", "cuMemFree_v2"),
@@ -299,6 +317,7 @@ static const sp_rt_ops cuda_ops = {
                 /* an interior unregister */ SP_CUDA_ERROR_INVALID_VALUE,
                 /* a pending range's free in a host function */ SP_CUDA_ERROR_NOT_PERMITTED,
                 /* torn down */ SP_CUDA_ERROR_DEINITIALIZED),
+    .hazard_bare = cu_hazard_bare,
     .state_errors = cu_state_errors,
     .no_device_errors = cu_no_device_errors,
     .mapped_flag = 0x02, /* CU_MEMHOSTREGISTER_DEVICEMAP */

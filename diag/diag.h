@@ -125,8 +125,11 @@ void sp_log(int level, const char *code, const char *fmt, ...)
 /* The runtimes (runtime/runtime.h's SP_RT_* index) the report names:
  * set once at start-up (diag knows no runtime), and each one marked when
  * the program uses it. call_prefix names its calls ("cu", "hip"): a
- * violation without a range is attributed by the call its message names. */
-void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix);
+ * violation without a range is attributed by the call its message names.
+ * hazard_bare: what the runtime does without safepin, by sp_hazard (NULL
+ * or "" where nothing is known; NULL: none), for the summary. */
+void sp_diag_runtime_name(int rt, const char *name, const char *call_prefix,
+                          const char *const *hazard_bare);
 void sp_diag_runtime_used(int rt);
 
 void sp_diag(sp_code c, const struct sp_range *r, const char *fmt, ...)
@@ -156,7 +159,7 @@ void sp_diag_at(sp_code c, const struct sp_range *r, sp_site *here, const char *
 
 /* The hazards safepin prevents (hazards.inc). */
 typedef enum sp_hazard {
-#define SP_HAZARD(id, name, did, bare_hip, bare_cuda) SP_HZ_##id,
+#define SP_HAZARD(id, name, did) SP_HZ_##id,
 #include "hazards.inc"
 #undef SP_HAZARD
     SP_HZ_COUNT

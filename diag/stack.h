@@ -14,7 +14,8 @@
  * uses backtrace() for the whole stack. x86-64 only; elsewhere always -1.
  *
  * Dependencies: none (libgcc's _Unwind_Find_FDE, looked up at init).
- * Callers: diag.c (capture), interpose/ (sp_stack_forget after dlclose).
+ * Callers: diag/ (sites.c: capture; diag.c: start), interpose/ (sp_stack_forget
+ * after dlclose).
  */
 #ifndef SAFEPIN_STACK_H
 #define SAFEPIN_STACK_H

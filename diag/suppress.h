@@ -18,7 +18,8 @@
  * read(2) into static tables: nothing here allocates. The tables do not
  * change afterwards; only the hit counters do (atomics).
  *
- * Dependencies: diag (sites, logging), symbolize. Callers: diag.c.
+ * Dependencies: diag (sites, logging), symbolize. Callers: diag/ (diag.c,
+ * log.c, sites.c, report.c, summary.c).
  */
 #ifndef SAFEPIN_SUPPRESS_H
 #define SAFEPIN_SUPPRESS_H

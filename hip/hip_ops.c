@@ -206,6 +206,26 @@ static const int hip_no_device_errors[] = {hipErrorNoDevice, hipErrorInvalidDevi
 #define hip_registered NULL
 #define hip_entry_note NULL
 
+/* What HIP does without safepin, by hazard (diag/hazards.inc), where
+ * DESIGN section 3 knows it: the summary says it after "hazards prevented". */
+static const char *const hip_hazard_bare[SP_HZ_COUNT] = {
+    [SP_HZ_INFLIGHT_UNREGISTER] =
+        "ROCm 5.2's unregister waits for the null stream only: work still running on a "
+        "non-blocking stream faults (Page not present); 5.6+ blocks the caller until the "
+        "whole device is idle",
+    [SP_HZ_STALE_REGISTRATION] =
+        "the runtime keeps the stale registration: device work can still write the freed "
+        "memory, and a register of new memory at this address answers success with the old "
+        "object (ROCm before 7)",
+    [SP_HZ_HOSTFN_RELEASE] =
+        "a runtime call from a host function can deadlock: it may wait for the stream that "
+        "runs the host function",
+    [SP_HZ_CAPTURE_RELEASE] =
+        "the unregister answers 900 (hipErrorStreamCaptureUnsupported) and the range stays "
+        "registered; from ROCm 6.2 the capture is invalidated too: its end answers 901 and "
+        "gives no graph",
+};
+
 static const sp_rt_ops hip_ops = {
     SP_RT_NAMES("HIP", "hip", "the runtime's", "hipHostRegister",
                 "hipHostUnregister", "hipFree"),
@@ -215,6 +235,7 @@ static const sp_rt_ops hip_ops = {
                 /* an interior unregister */ (int)hipErrorHostMemoryNotRegistered,
                 /* a pending range's free in a host function */ (int)hipErrorInvalidValue,
                 /* torn down */ -1),
+    .hazard_bare = hip_hazard_bare,
     .state_errors = hip_state_errors,
     .no_device_errors = hip_no_device_errors,
     .mapped_flag = hipHostRegisterMapped,

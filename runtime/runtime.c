@@ -32,7 +32,7 @@ void sp_rt_register(int rt, const sp_rt_ops *ops)
     if (rt < 0 || rt >= SP_RT_MAX || !ops)
         return;
     __atomic_store_n(&sp_rt_table[rt], ops, __ATOMIC_RELEASE);
-    sp_diag_runtime_name(rt, ops->name, ops->call_prefix);
+    sp_diag_runtime_name(rt, ops->name, ops->call_prefix, ops->hazard_bare);
 }
 
 int sp_rt_any_present(void)

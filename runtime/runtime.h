@@ -33,6 +33,11 @@ typedef struct sp_rt_ops {
     const char *register_name;    /* the program's register call, in diagnostics */
     const char *unregister_name;  /* the real unregister, named in diagnostics */
     const char *free_name;        /* the runtime's device free */
+    /* What the runtime does without safepin, for each hazard safepin
+     * prevents (diag/hazards.inc), indexed by its SP_HZ_* (SP_HZ_COUNT
+     * entries; NULL or "" where nothing is known): the summary says it
+     * after "hazards prevented". NULL: nothing known of any. */
+    const char *const *hazard_bare;
     void *null_stream;            /* the stream whose marker covers every blocking stream */
     /* 1: the real unregister waits for the whole device under a driver lock
      * (other threads' launches stall): releases are held while the device
