@@ -100,6 +100,7 @@ atfork_unregister      legacy:clean,current:clean,rocm7:clean                   
 fork_raw               legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 fork_raw_threads       legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!runtime-error
 last_thread_exit       legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+refused_register_alone legacy:clean,current:clean,rocm7:clean                               !runtime-error
 no_register_signals    legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 unregister_after_free  legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!runtime-error
 reserve_marks          legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
