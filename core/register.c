@@ -5,6 +5,7 @@
 #include "core.h"
 #include "core_internal.h"
 
+#include "hold.h"
 #include "maps.h"
 
 #include <stdio.h>
@@ -37,10 +38,15 @@ enum settled { SETTLED_NONE, SETTLED_ANSWERED, SETTLED_OTHER_RUNTIME, SETTLED_AS
  * for a pending release. Another runtime's range: each runtime pins the
  * memory for itself, as bare. Lock held (released while waiting). *site
  * becomes NULL where a range took it. */
+/* How long a register waits for a release another thread's capture holds
+ * back before it answers as the runtime does for an overlap. */
+#define CAPTURE_WAIT_NS 2000000000ull
+
 static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c, void *p,
                                     size_t size, unsigned flags, sp_site **site, int *e)
 {
     uintptr_t base = (uintptr_t)p;
+    uint64_t until = 0; /* how long another thread's capture may hold a release back */
     for (;;) {
         sp_range *r = sp_reg_find_overlap(base, size);
         if (!r)
@@ -103,15 +109,29 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             waits_for = "is pending";
         } else {
             SP_COUNT(waits_for_release);
+            sp_hold_need(1); /* a held release is needed now */
+            int w = sp_reaper_wait_range_unless_capture(r->base, r->id);
+            sp_hold_need(-1);
+            if (w >= 0)
+                continue;
+            /* The release waits for a capture to end. This thread's own
+             * never ends while it waits; another thread's may wait on this
+             * one: the wait is bounded, and safepin never hangs the
+             * program (the answer is then the runtime's for an overlap). */
             if (!sp_streams_thread_captures()) {
-                sp_reaper_wait_range(r->base, r->id);
-                continue;
+                uint64_t now = sp_now_ns();
+                if (!until)
+                    until = now + CAPTURE_WAIT_NS;
+                if (now < until) {
+                    sp_lock_timedwait_ns(now + 5000000ull < until ? now + 5000000ull : until);
+                    continue;
+                }
+                cannot_wait = "during another thread's capture";
+                waits_for = "waited 2 s for that capture to end";
+            } else {
+                cannot_wait = "during this thread's capture";
+                waits_for = "waits for a capture to end";
             }
-            if (sp_reaper_wait_range_unless_capture(r->base, r->id) >= 0)
-                continue;
-            /* The release waits for a capture to end, maybe this thread's. */
-            cannot_wait = "during this thread's capture";
-            waits_for = "waits for a capture to end";
         }
         /* Formatted by sp_diag, on safepin's stack (G12). */
         sp_diag(SP_OVERLAPPING_REGISTER, r, "%s(%p, %zu)%s %s overlaps 0x%lx, whose release %s: %s",

@@ -159,8 +159,10 @@ int sp_core_unregister(int rt, const sp_call *c, void *p)
     } else {
         sp_reaper_release(r);
     }
+    /* (A release a capture holds back: sync returns as ordered does, G3;
+     * the capture may wait on this very thread.) */
     if (mode == SP_UNREG_SYNC)
-        sp_reaper_wait_range(base, id);
+        (void)sp_reaper_wait_range_unless_capture(base, id);
     if (mode == SP_UNREG_ORDERED && !captures)
         sp_reaper_wait_backlog();
     sp_unlock();

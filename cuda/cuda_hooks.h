@@ -51,8 +51,9 @@ sp_CUresult sp_cu_memcpy_dtoh(sp_cu_dtoh_fn real, void *dst, sp_CUdeviceptr src,
 /* streams, captures, host functions, contexts (cuda_streams.c) */
 sp_CUresult sp_cu_stream_create(sp_CUstream *s, unsigned int flags, int priority, int with_priority);
 sp_CUresult sp_cu_stream_destroy(sp_cu_begin1_fn real, sp_CUstream s);
-sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode);
-sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g);
+/* ptsz: the _ptsz form, whose NULL stream is the calling thread's per-thread stream. */
+sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode, int ptsz);
+sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g, int ptsz);
 /* cudaHostUnregister (cudart.c); caller: the program's return address. */
 int sp_cudart_host_unregister(void *p, void *caller);
 /* The program's dlsym(handle, "cudaHostUnregister") answered fn (cudart.c). */

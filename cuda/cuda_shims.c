@@ -123,37 +123,37 @@ SP_EXPORT sp_CUresult cuStreamDestroy_v2(sp_CUstream s)
 SP_EXPORT sp_CUresult cuStreamBeginCapture(sp_CUstream s)
 {
     SP_HOOK("cudaStreamBeginCapture", (s),
-            sp_cu_begin_capture(NULL, SP_CU_REAL(cuStreamBeginCapture), s, 0));
+            sp_cu_begin_capture(NULL, SP_CU_REAL(cuStreamBeginCapture), s, 0, 0));
 }
 
 SP_EXPORT sp_CUresult cuStreamBeginCapture_ptsz(sp_CUstream s)
 {
     SP_HOOK("cudaStreamBeginCapture", (s),
-            sp_cu_begin_capture(NULL, SP_CU_REAL(cuStreamBeginCapture_ptsz), s, 0));
+            sp_cu_begin_capture(NULL, SP_CU_REAL(cuStreamBeginCapture_ptsz), s, 0, 1));
 }
 
 SP_EXPORT sp_CUresult cuStreamBeginCapture_v2(sp_CUstream s, int mode)
 {
     SP_HOOK("cudaStreamBeginCapture", (s, mode),
-            sp_cu_begin_capture(SP_CU_REAL(cuStreamBeginCapture_v2), NULL, s, mode));
+            sp_cu_begin_capture(SP_CU_REAL(cuStreamBeginCapture_v2), NULL, s, mode, 0));
 }
 
 SP_EXPORT sp_CUresult cuStreamBeginCapture_v2_ptsz(sp_CUstream s, int mode)
 {
     SP_HOOK("cudaStreamBeginCapture", (s, mode),
-            sp_cu_begin_capture(SP_CU_REAL(cuStreamBeginCapture_v2_ptsz), NULL, s, mode));
+            sp_cu_begin_capture(SP_CU_REAL(cuStreamBeginCapture_v2_ptsz), NULL, s, mode, 1));
 }
 
 SP_EXPORT sp_CUresult cuStreamEndCapture(sp_CUstream s, sp_CUgraph *g)
 {
     SP_HOOK("cudaStreamEndCapture", (s, g),
-            sp_cu_end_capture(SP_CU_REAL(cuStreamEndCapture), s, g));
+            sp_cu_end_capture(SP_CU_REAL(cuStreamEndCapture), s, g, 0));
 }
 
 SP_EXPORT sp_CUresult cuStreamEndCapture_ptsz(sp_CUstream s, sp_CUgraph *g)
 {
     SP_HOOK("cudaStreamEndCapture", (s, g),
-            sp_cu_end_capture(SP_CU_REAL(cuStreamEndCapture_ptsz), s, g));
+            sp_cu_end_capture(SP_CU_REAL(cuStreamEndCapture_ptsz), s, g, 1));
 }
 
 SP_EXPORT sp_CUresult cuLaunchHostFunc(sp_CUstream s, sp_CUhostFn fn, void *ud)

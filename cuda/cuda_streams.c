@@ -61,23 +61,29 @@ static int capture_call(void *s, void *arg)
     return a->end ? a->end(a->s, a->graph) : a->begin ? a->begin(a->s, a->mode) : a->begin1(a->s);
 }
 
-sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode)
+/* The handle the stream tracker knows s by: a _ptsz form's NULL stream is
+ * the calling thread's per-thread stream, not the legacy one (each thread
+ * captures its own). The real call gets s as the program gave it. */
+static sp_CUstream tracked(sp_CUstream s, int ptsz) { return ptsz && !s ? SP_CU_STREAM_PER_THREAD : s; }
+
+sp_CUresult sp_cu_begin_capture(sp_cu_begin_fn real, sp_cu_begin1_fn real1, sp_CUstream s, int mode, int ptsz)
 {
     sp_cu_enter();
     if (!real && !real1)
         return SP_CUDA_ERROR_NOT_SUPPORTED;
     capture_args a = {real, real1, NULL, s, mode, NULL};
     /* (The 10000 form has no mode: it captures as global mode does.) */
-    return sp_streams_begin_capture_rt(SP_RT_CUDA, s, real ? mode : SP_CAPTURE_GLOBAL, capture_call, &a);
+    return sp_streams_begin_capture_rt(SP_RT_CUDA, tracked(s, ptsz), real ? mode : SP_CAPTURE_GLOBAL, capture_call,
+                                       &a);
 }
 
-sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g)
+sp_CUresult sp_cu_end_capture(sp_cu_end_fn real, sp_CUstream s, sp_CUgraph *g, int ptsz)
 {
     sp_cu_enter();
     if (!real)
         return SP_CUDA_ERROR_NOT_SUPPORTED;
     capture_args a = {NULL, NULL, real, s, 0, g};
-    return sp_streams_end_capture_rt(SP_RT_CUDA, s, capture_call, &a);
+    return sp_streams_end_capture_rt(SP_RT_CUDA, tracked(s, ptsz), capture_call, &a);
 }
 
 /* ---- contexts the program makes ------------------------------------------------ */

@@ -41,6 +41,8 @@ last_thread_exit         clean                !runtime-error,!api-error
 refusal_first            clean                !runtime-error
 launch_stall             stall                !runtime-error,!api-error
 unreg_stall              stall                opts=unregister=async;!runtime-error,!api-error
+capture_per_thread       clean                !runtime-error,!api-error
+capture_sync_join        clean                opts=unregister=sync;!runtime-error,!api-error
 capture_unregister       capture-invalidated  !runtime-error,!api-error
 implicit_sync_reader     clean                !runtime-error,!api-error
 cuda_answers             clean                invalid-argument,unregister-unknown,unregister-interior,double-unregister,hipfree-host-pointer,overlapping-register,api-error
