@@ -2,7 +2,7 @@
  * actions.c - deferred actions (G2): frees and unmaps of memory whose
  * release is pending, carried out once no release they wait for is
  * pending; device frees deferred from host functions. The reaper thread
- * (reaper.c) runs them; the lock guards everything here.
+ * (thread.c) runs them; the lock guards everything here.
  */
 #include "reaper.h"
 #include "reaper_internal.h"

@@ -24,7 +24,8 @@
  * (CUDA); hold=on for every runtime; hold=off never. The reasons, and the
  * figures behind them, are in hold.c above sp_hold_take.
  *
- * Everything here is guarded by the registry lock. Callers: reaper.c.
+ * Everything here is guarded by the registry lock. Callers: reaper.c,
+ * thread.c, waits.c, actions.c.
  */
 #ifndef SAFEPIN_HOLD_H
 #define SAFEPIN_HOLD_H

@@ -121,7 +121,7 @@ void sp_reaper_unmap_now(uintptr_t addr, size_t len);
 int sp_reaper_defer_call_rt(sp_act_kind kind, int rt, void *place, void *addr);
 
 /* At start-up, before the program runs (interpose/init.c): maps the
- * reaper's stack, the one place its thread ever uses (reaper.c, "the
+ * reaper's stack, the one place its thread ever uses (thread.c, "the
  * thread's life"). Without it the thread gets a stack of glibc's. */
 void sp_reaper_init(void);
 
@@ -165,7 +165,7 @@ int sp_reaper_released_view(uintptr_t base, struct sp_diag_range *out);
 int sp_reaper_take_owed(uintptr_t base);
 void sp_reaper_owe(uintptr_t base);
 
-/* Forget which sizes' revive graces were wasted (reaper.c, "which sizes
+/* Forget which sizes' revive graces were wasted (grace.c, "which sizes
  * get a grace"): each size gets its grace again. Lock held. For tests. */
 void sp_reaper_grace_forget(void);
 
@@ -241,7 +241,7 @@ size_t sp_reaper_fork_drain(long timeout_ms, int nowait, uint64_t upto);
 uint64_t sp_reaper_submitted(void);
 
 /* Fork handler (after the registry's): the child carries out the frees and
- * unmaps its parent deferred (see reaper.c), forgets the reaper and the
+ * unmaps its parent deferred (see actions.c), forgets the reaper and the
  * streams; a new reaper starts on first use. consistent: the parent held
  * the lock across the fork. */
 void sp_reaper_fork_child(int consistent);
