@@ -683,7 +683,10 @@ TEST_F(Core, CaptureReleaseIsNamedExactlyWhereTheRuntimeRefuses)
                 ASSERT_TRUE(bare == hipSuccess || refused) << what << ": bare " << bare;
                 if (refused) {
                     refusals++;
-                    EXPECT_EQ(bare_end, hipErrorStreamCaptureInvalidated) << what;
+                    // (The capture is invalidated too from ROCm 6.2: the
+                    // current and rocm7 personalities.)
+                    EXPECT_TRUE(bare_end == hipErrorStreamCaptureInvalidated || bare_end == hipSuccess)
+                        << what << ": end " << bare_end;
                     ASSERT_EQ(hipHostUnregister(b), hipSuccess);
                 }
 
