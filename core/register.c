@@ -5,7 +5,6 @@
 #include "core.h"
 #include "core_internal.h"
 
-#include "hold.h"
 #include "maps.h"
 
 #include <stdio.h>
@@ -31,6 +30,10 @@ static int check_args(const sp_rt_ops *o, const sp_call *c, void *p, size_t size
 
 enum settled { SETTLED_NONE, SETTLED_ANSWERED, SETTLED_OTHER_RUNTIME, SETTLED_ASK_RUNTIME };
 
+/* How long a register waits for a release another thread's capture holds
+ * back before it answers as the runtime does for an overlap. */
+#define CAPTURE_WAIT_NS 2000000000ull
+
 /* What the ranges overlapping a new registration make of it: nested in an
  * identical live one, refused by another live one (by safepin, or by the
  * runtime: runtime_refuses_overlap, or pages no runtime can pin, whose
@@ -38,10 +41,6 @@ enum settled { SETTLED_NONE, SETTLED_ANSWERED, SETTLED_OTHER_RUNTIME, SETTLED_AS
  * for a pending release. Another runtime's range: each runtime pins the
  * memory for itself, as bare. Lock held (released while waiting). *site
  * becomes NULL where a range took it. */
-/* How long a register waits for a release another thread's capture holds
- * back before it answers as the runtime does for an overlap. */
-#define CAPTURE_WAIT_NS 2000000000ull
-
 static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c, void *p,
                                     size_t size, unsigned flags, sp_site **site, int *e)
 {
@@ -109,10 +108,7 @@ static enum settled settle_overlaps(int rt, const sp_rt_ops *o, const sp_call *c
             waits_for = "is pending";
         } else {
             SP_COUNT(waits_for_release);
-            sp_hold_need(1); /* a held release is needed now */
-            int w = sp_reaper_wait_range_unless_capture(r->base, r->id);
-            sp_hold_need(-1);
-            if (w >= 0)
+            if (sp_reaper_wait_range_unless_capture(r->base, r->id) >= 0)
                 continue;
             /* The release waits for a capture to end. This thread's own
              * never ends while it waits; another thread's may wait on this

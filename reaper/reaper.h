@@ -65,9 +65,9 @@ int sp_reaper_revive(sp_range *r);
 /* Wait until the range with this base and id is no longer RELEASING (its
  * release completed, or it was revived). Lock held (released while waiting). */
 void sp_reaper_wait_range(uintptr_t base, uint64_t id);
-/* The same for a caller whose own capture may be what holds the release
- * back: -1, without waiting further, once the reaper waits for a capture to
- * end (that capture could be the caller's: waiting would never end). */
+/* The same (a held release is let go), for a caller whose wait a capture
+ * could make endless (its own, or another thread's that waits on it): -1,
+ * without waiting further, once the reaper waits for a capture to end. */
 int sp_reaper_wait_range_unless_capture(uintptr_t base, uint64_t id);
 
 /* ---- deferred actions (G2) ------------------------------------------------

@@ -67,12 +67,17 @@ void sp_reaper_wait_range(uintptr_t base, uint64_t id)
 int sp_reaper_wait_range_unless_capture(uintptr_t base, uint64_t id)
 {
     sp_range *r;
+    int left = 0;
+    sp_hold_need(1); /* a held release is needed now */
     while ((r = sp_reg_find(base)) && r->id == id && r->state == SP_RANGE_RELEASING) {
-        if (sp_rp.capture_blocked)
-            return -1;
+        if (sp_rp.capture_blocked) {
+            left = -1;
+            break;
+        }
         sp_reaper_wait_progress();
     }
-    return 0;
+    sp_hold_need(-1);
+    return left;
 }
 
 /* ---- drains -------------------------------------------------------------- */
