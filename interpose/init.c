@@ -71,6 +71,7 @@ void sp_exit_fork_child(void)
 static void do_init(void)
 {
     sp_fork_init(); /* first: see fork.c */
+    sp_mem_init();  /* before any thread of the program's allocates (util.h) */
     /* The stack diagnostics run on (G12): mapped now, never in a hook. */
     sp_ownstack_init();
     sp_options_parse(getenv("SAFEPIN_OPTIONS"));

@@ -70,6 +70,11 @@ void sp_mem_free(void *p)
     __libc_free(p);
 }
 
+void sp_mem_init(void)
+{
+    __libc_free(__libc_malloc(1));
+}
+
 /* Testing only: see util.h. */
 void sp_mem_set_fail_hook(sp_mem_fail_fn fn)
 {

@@ -18,6 +18,13 @@ extern "C" {
 void *sp_mem_alloc(size_t n);
 void *sp_mem_calloc(size_t n, size_t sz);
 void sp_mem_free(void *p);
+/* Starts glibc's allocator, once, before any of the above is used: glibc
+ * starts it at its first call, without a lock, and where a sanitizer's
+ * malloc answers the program that first call is safepin's. Threads that
+ * raced into it each take the main arena uncounted, and the second to end
+ * aborts (__malloc_arena_thread_freeres: a->attached_threads > 0).
+ * Called from safepin's start, which runs before the program's threads. */
+void sp_mem_init(void);
 
 /* Testing only (an addition to the original contract): while fn is set, an
  * allocation of n bytes through sp_mem_alloc/sp_mem_calloc fails when fn(n)

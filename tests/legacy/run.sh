@@ -104,6 +104,7 @@ refused_register_alone legacy:clean,current:clean,rocm7:clean                   
 no_register_signals    legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 unregister_after_free  legacy:clean,current:clean,rocm7:clean                               freed-while-registered,!runtime-error
 reserve_marks          legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
+first_allocs           legacy:clean,current:clean,rocm7:clean                               !runtime-error,!api-error
 '
 # (bad_args is no hazard on the bare runtime, which rejects these arguments
 # too: it checks that safepin answers G11's codes and stays transparent.)
