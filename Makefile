@@ -58,16 +58,18 @@ INC_runtime   := -Iruntime $(INC_diag)
 INC_streams   := -Istreams $(INC_runtime)
 INC_reaper    := -Ireaper $(INC_streams)
 INC_core      := -Icore $(INC_reaper)
-INC_interpose := -Iinterpose -Ihip -Icuda $(INC_core)
-INC_hip       := $(INC_interpose)
-INC_cuda      := $(INC_interpose)
+INC_interpose := -Iinterpose $(INC_core)
+INC_hip       := -Ihip $(INC_interpose)
+INC_cuda      := -Icuda $(INC_interpose)
 INC_simhip    := -Isimhip
 INC_simcuda   := -Isimcuda -Isimhip
-INC           := $(INC_interpose) -Isimhip
+INC           := $(INC_interpose) -Ihip -Icuda -Isimhip
 inc_for = $(INC_$(firstword $(subst /, ,$(1))))
 
 # ---- libsafepin ---------------------------------------------------------
-LIB_DIRS  := util registry diag runtime streams reaper core hip cuda interpose
+# The faces (runtimes): each a folder with its exports (<face>/exports.map).
+FACE_DIRS := hip cuda
+LIB_DIRS  := util registry diag runtime streams reaper core $(FACE_DIRS) interpose
 SHIM_SRC  := interpose/shims.c hip/hip_shims.c cuda/cuda_shims.c
 CORE_SRC  := $(filter-out $(SHIM_SRC),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 CORE_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(CORE_SRC))
@@ -176,8 +178,15 @@ $(CORE_A): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(LIB): $(SHIM_OBJ) $(CORE_OBJ) interpose/libsafepin.map
-	$(call say,LD,$@)$(CC) -shared -o $@ $(SHIM_OBJ) $(CORE_OBJ) -Wl,--version-script=interpose/libsafepin.map \
+# The export map: libc's names (interpose/libsafepin.map) and each face's.
+LIB_MAP := $(B)/gen/libsafepin.map
+FACE_MAPS := $(addsuffix /exports.map,$(FACE_DIRS))
+$(LIB_MAP): interpose/libsafepin.map $(FACE_MAPS)
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)sed $(foreach m,$(FACE_MAPS),-e '/^ *global:$$/r $(m)') interpose/libsafepin.map >$@
+
+$(LIB): $(SHIM_OBJ) $(CORE_OBJ) $(LIB_MAP)
+	$(call say,LD,$@)$(CC) -shared -o $@ $(SHIM_OBJ) $(CORE_OBJ) -Wl,--version-script=$(LIB_MAP) \
 	  -Wl,-z,nodelete -Wl,-z,now $(LDFLAGS) -ldl
 
 $(SIM_LIB): $(SIM_OBJ) $(SIM_MAP)
@@ -427,9 +436,14 @@ $(UNIT_BIN): $(UNIT_SRC) $(NO_SHIMS) $(CORE_A) $(SIM_LIB)
 # face of the library's: a toy runtime drives them, and is their one face
 # (toy_face.cc), exporting its "real" function for dlsym to find.
 UCORE_PROC := $(filter $(B)/obj/interpose/%,$(CORE_OBJ))
-$(UCORE_BIN): $(UCORE_SRC) $(CORE_ONLY_OBJ) $(UCORE_PROC)
+UCORE_RT   := $(B)/tests/libtoy_rt.so
+$(UCORE_RT): tests/unit-core/toy_rt.c
 	@mkdir -p $(dir $@)
-	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_core) -Iinterpose $(UCORE_SRC) -o $@ $(CORE_ONLY_OBJ) $(UCORE_PROC) \
+	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS)
+$(UCORE_BIN): $(UCORE_SRC) $(CORE_ONLY_OBJ) $(UCORE_PROC) $(UCORE_RT)
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$@)$(CXX) $(CXXFLAGS) $(INC_core) -Iinterpose -DTOY_RT_PATH='"$(abspath $(UCORE_RT))"' \
+	  $(UCORE_SRC) -o $@ $(CORE_ONLY_OBJ) $(UCORE_PROC) \
 	  -lgtest -lgtest_main $(LDFLAGS) -ldl -Wl,--export-dynamic-symbol=toyHostRegister
 
 # The soak (make soak): safepin's logic called directly, to read its tables.

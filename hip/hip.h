@@ -2,7 +2,7 @@
  * hip.h - the HIP face: its slot among the runtimes, and the logic behind
  * each exported HIP shim (hip_shims.c), callable from tests without
  * LD_PRELOAD. One line of hip.inc names the shim, the real function
- * (sp_real, backend.h) and the logic: hipHostRegister -> sp_host_register,
+ * (sp_hip, hip_real.h) and the logic: hipHostRegister -> sp_host_register,
  * with the same parameters.
  */
 #ifndef SAFEPIN_HIP_H
@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <hip/hip_runtime_api.h>
+#include "hip_real.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,8 +20,8 @@ extern "C" {
 /* The HIP runtime's slot (runtime.h). */
 #define SP_RT_HIP 0
 
-/* Registers the HIP table with the core (hip_ops.c). Once, at start-up,
- * after the real functions are resolved. */
+/* Resolves the real functions (hip_real.c) and registers the HIP table
+ * with the core (hip_ops.c). Once, at start-up. */
 void sp_hip_face_init(void);
 
 #define SP_HIP(kind, need, ret, name, params, args, logic) SP_HIP_LOGIC_##kind(ret, params, logic)

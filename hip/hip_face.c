@@ -3,7 +3,9 @@
  * registered in the face table (face.h): its start (hip_ops.c), and the
  * shims it hands out for hooked HIP names through dlsym, dlvsym and
  * hipGetProcAddress, completing the HIP entries of the table of real
- * functions (sp_real, backend.h) from what the program looked up.
+ * functions (sp_hip, hip_real.h) from what the program looked up, and
+ * the runtime library that table lies in, for the process layer to follow
+ * through a dlclose and a reload.
  */
 #include "internal.h"
 #include "face.h"
@@ -11,15 +13,17 @@
 
 #include <dlfcn.h>
 
+static const sp_face hip_face;
+
 /* dlsym(handle, name) answered p: a hooked HIP function from a handle. */
 static void *hip_dlsym(void *handle, const char *name, void *p)
 {
     void *shim = sp_shim_for(name);
     if (!shim || shim == p)
         return NULL;
-    sp_forget_stale_runtime();
+    sp_face_lib_check(&hip_face);
     sp_lock();
-    sp_backend_fill_from(handle);
+    sp_hip_fill_from(handle);
     sp_unlock();
     return shim;
 }
@@ -36,8 +40,8 @@ static void *hip_dlvsym(void *handle, const char *name, void *p)
      * the global scope is resolved by the shim's first call, from the whole
      * table (an entry set here would stop that). */
     if (handle != RTLD_DEFAULT && handle != RTLD_NEXT) {
-        sp_forget_stale_runtime();
-        sp_backend_offer(handle, name, p);
+        sp_face_lib_check(&hip_face);
+        sp_hip_offer(handle, name, p);
     }
     return shim;
 }
@@ -52,7 +56,7 @@ hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint
      * an api-error; a NULL symbol or output is. */
     if (symbol && pfn)
         sp_api_probe();
-    hipError_t e = sp_real.hipGetProcAddress(symbol, pfn, version, flags, status);
+    hipError_t e = sp_hip.hipGetProcAddress(symbol, pfn, version, flags, status);
     if (e != hipSuccess || !pfn || !*pfn || !symbol)
         return e;
     void *shim = sp_shim_for(symbol);
@@ -60,7 +64,7 @@ hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint
         return e;
     /* Keep the runtime's function as the real one if we had none. */
     sp_lock();
-    sp_backend_fill_one(symbol, *pfn);
+    sp_hip_fill_one(symbol, *pfn);
     sp_unlock();
     *pfn = shim;
     return e;
@@ -74,5 +78,8 @@ static const sp_face hip_face = {
     .shim_for = sp_shim_for,
     .dlsym = hip_dlsym,
     .dlvsym = hip_dlvsym,
+    .lib_fn = sp_hip_any_fn,
+    .lib_forget = sp_hip_forget,
+    .lib_fill = sp_hip_fill_from,
 };
 SP_FACE(hip_face);

@@ -5,6 +5,7 @@
  * answer for a pending range, capture calls, and the callbacks' types.
  */
 #include "internal.h"
+#include "hip.h"
 #include "core.h"
 #include "runtime.h"
 
@@ -25,7 +26,7 @@ hipError_t sp_host_register(void *p, size_t size, unsigned int flags)
         return hipErrorNotInitialized;
     static const sp_call c = {"hipHostRegister", NULL};
     return (hipError_t)sp_core_register(SP_RT_HIP, &c, register_thunk,
-                                        (void *)sp_real.hipHostRegister, p, size, flags);
+                                        (void *)sp_hip.hipHostRegister, p, size, flags);
 }
 
 hipError_t sp_host_unregister(void *p)
@@ -54,10 +55,10 @@ hipError_t sp_pointer_get_attributes(hipPointerAttribute_t *attr, const void *p)
     if (attr)
         sp_api_probe();
     if (!attr || !p)
-        return sp_real.hipPointerGetAttributes(attr, p);
+        return sp_hip.hipPointerGetAttributes(attr, p);
     uint64_t tok;
     void *q = sp_core_query_begin(SP_RT_HIP, p, &tok);
-    hipError_t e = sp_real.hipPointerGetAttributes(attr, q);
+    hipError_t e = sp_hip.hipPointerGetAttributes(attr, q);
     sp_core_query_end(tok);
     if (sp_core_is_probe(q)) {
         /* Unregistered for the program: as for memory never registered. */
@@ -79,7 +80,7 @@ hipError_t sp_host_get_device_pointer(void **dev, void *p, unsigned int flags)
         sp_api_probe();
     uint64_t tok;
     void *q = sp_core_query_begin(SP_RT_HIP, p, &tok);
-    hipError_t e = sp_real.hipHostGetDevicePointer(dev, q, flags);
+    hipError_t e = sp_hip.hipHostGetDevicePointer(dev, q, flags);
     sp_core_query_end(tok);
     if (e == hipSuccess)
         sp_core_note_use(p);
@@ -95,7 +96,7 @@ hipError_t sp_host_get_flags(unsigned int *flags, void *p)
         sp_api_probe(); /* as above */
     uint64_t tok;
     void *q = sp_core_query_begin(SP_RT_HIP, p, &tok);
-    hipError_t e = sp_real.hipHostGetFlags(flags, q);
+    hipError_t e = sp_hip.hipHostGetFlags(flags, q);
     sp_core_query_end(tok);
     return e;
 }
@@ -108,7 +109,7 @@ hipError_t sp_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind k
         return hipErrorNotInitialized;
     sp_copy st;
     sp_core_copy_begin(SP_RT_HIP, dst, src, n, stream, &st);
-    hipError_t e = sp_real.hipMemcpyAsync(dst, src, n, kind, stream);
+    hipError_t e = sp_hip.hipMemcpyAsync(dst, src, n, kind, stream);
     sp_core_copy_end(SP_RT_HIP, &st, (int)e, stream);
     return e;
 }
@@ -120,7 +121,7 @@ hipError_t sp_stream_create(hipStream_t *s)
     sp_init();
     if (!SP_REAL_HIP(hipStreamCreate))
         return hipErrorNotInitialized;
-    hipError_t e = sp_real.hipStreamCreate(s);
+    hipError_t e = sp_hip.hipStreamCreate(s);
     return s ? (hipError_t)sp_core_stream_created(SP_RT_HIP, (int)e, *s, 0) : e;
 }
 
@@ -129,7 +130,7 @@ hipError_t sp_stream_create_with_flags(hipStream_t *s, unsigned int flags)
     sp_init();
     if (!SP_REAL_HIP(hipStreamCreateWithFlags))
         return hipErrorNotInitialized;
-    hipError_t e = sp_real.hipStreamCreateWithFlags(s, flags);
+    hipError_t e = sp_hip.hipStreamCreateWithFlags(s, flags);
     return s ? (hipError_t)sp_core_stream_created(SP_RT_HIP, (int)e, *s, flags) : e;
 }
 
@@ -138,7 +139,7 @@ hipError_t sp_stream_create_with_priority(hipStream_t *s, unsigned int flags, in
     sp_init();
     if (!SP_REAL_HIP(hipStreamCreateWithPriority))
         return hipErrorNotInitialized;
-    hipError_t e = sp_real.hipStreamCreateWithPriority(s, flags, priority);
+    hipError_t e = sp_hip.hipStreamCreateWithPriority(s, flags, priority);
     return s ? (hipError_t)sp_core_stream_created(SP_RT_HIP, (int)e, *s, flags) : e;
 }
 
@@ -149,17 +150,17 @@ hipError_t sp_stream_destroy(hipStream_t s)
         return hipErrorNotInitialized;
     if (sp_core_stream_destroy(SP_RT_HIP, s))
         return hipSuccess;
-    return sp_real.hipStreamDestroy(s);
+    return sp_hip.hipStreamDestroy(s);
 }
 
 /* The real begin (arg: the mode) and end (arg: where the graph goes) of a
  * capture, made by the stream tracker. */
 static int begin_call(void *s, void *mode)
 {
-    return (int)sp_real.hipStreamBeginCapture(s, *(hipStreamCaptureMode *)mode);
+    return (int)sp_hip.hipStreamBeginCapture(s, *(hipStreamCaptureMode *)mode);
 }
 
-static int end_call(void *s, void *graph) { return (int)sp_real.hipStreamEndCapture(s, graph); }
+static int end_call(void *s, void *graph) { return (int)sp_hip.hipStreamEndCapture(s, graph); }
 
 hipError_t sp_stream_begin_capture(hipStream_t s, hipStreamCaptureMode mode)
 {
@@ -187,8 +188,8 @@ hipError_t sp_launch_host_func(hipStream_t s, hipHostFn_t fn, void *ud)
     void *arg = NULL;
     sp_host_fn t = sp_core_host_fn(SP_RT_HIP, s, fn, ud, &arg);
     if (!t)
-        return sp_real.hipLaunchHostFunc(s, fn, ud);
-    hipError_t e = sp_real.hipLaunchHostFunc(s, t, arg);
+        return sp_hip.hipLaunchHostFunc(s, fn, ud);
+    hipError_t e = sp_hip.hipLaunchHostFunc(s, t, arg);
     if (e != hipSuccess)
         sp_core_host_fn_failed(arg);
     return e;
@@ -203,8 +204,8 @@ hipError_t sp_stream_add_callback(hipStream_t s, hipStreamCallback_t cb, void *u
     void *arg = NULL;
     sp_stream_cb t = sp_core_stream_cb(SP_RT_HIP, s, (sp_stream_cb)(void (*)(void))cb, ud, &arg);
     if (!t)
-        return sp_real.hipStreamAddCallback(s, cb, ud, flags);
-    hipError_t e = sp_real.hipStreamAddCallback(s, (hipStreamCallback_t)(void (*)(void))t, arg, flags);
+        return sp_hip.hipStreamAddCallback(s, cb, ud, flags);
+    hipError_t e = sp_hip.hipStreamAddCallback(s, (hipStreamCallback_t)(void (*)(void))t, arg, flags);
     if (e != hipSuccess)
         sp_core_host_fn_failed(arg);
     return e;

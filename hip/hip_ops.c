@@ -1,24 +1,25 @@
 /*
  * hip_ops.c - the HIP runtime's table (runtime.h): what the core calls in
- * HIP (through the backend table, sp_real), its codes and its policy.
+ * HIP (through its table of real functions, sp_hip), its codes and its policy.
  */
 #include "internal.h"
+#include "hip.h"
 #include "runtime.h"
 
 #include <stdint.h>
 #include <string.h>
 
-static int hip_present(void) { return sp_real.hipEventCreateWithFlags != NULL; }
+static int hip_present(void) { return sp_hip.hipEventCreateWithFlags != NULL; }
 
 static int hip_record(void *s, void **ev)
 {
     hipEvent_t e = NULL;
-    hipError_t r = sp_real.hipEventCreateWithFlags(&e, hipEventDisableTiming);
+    hipError_t r = sp_hip.hipEventCreateWithFlags(&e, hipEventDisableTiming);
     if (r != hipSuccess)
         return (int)r;
-    r = sp_real.hipEventRecord(e, (hipStream_t)s);
+    r = sp_hip.hipEventRecord(e, (hipStream_t)s);
     if (r != hipSuccess) {
-        sp_real.hipEventDestroy(e);
+        sp_hip.hipEventDestroy(e);
         return (int)r;
     }
     *ev = e;
@@ -27,36 +28,36 @@ static int hip_record(void *s, void **ev)
 
 static int hip_event_query(void *ev)
 {
-    return sp_real.hipEventQuery ? (int)sp_real.hipEventQuery((hipEvent_t)ev) : -1;
+    return sp_hip.hipEventQuery ? (int)sp_hip.hipEventQuery((hipEvent_t)ev) : -1;
 }
 
-static int hip_event_sync(void *ev) { return (int)sp_real.hipEventSynchronize((hipEvent_t)ev); }
+static int hip_event_sync(void *ev) { return (int)sp_hip.hipEventSynchronize((hipEvent_t)ev); }
 
 static void hip_event_destroy(void *ev)
 {
-    if (sp_real.hipEventDestroy)
-        sp_real.hipEventDestroy((hipEvent_t)ev);
+    if (sp_hip.hipEventDestroy)
+        sp_hip.hipEventDestroy((hipEvent_t)ev);
 }
 
 static int hip_stream_query(void *s)
 {
-    return sp_real.hipStreamQuery ? (int)sp_real.hipStreamQuery((hipStream_t)s) : -1;
+    return sp_hip.hipStreamQuery ? (int)sp_hip.hipStreamQuery((hipStream_t)s) : -1;
 }
 
-static int hip_stream_sync(void *s) { return (int)sp_real.hipStreamSynchronize((hipStream_t)s); }
+static int hip_stream_sync(void *s) { return (int)sp_hip.hipStreamSynchronize((hipStream_t)s); }
 
 static void hip_stream_destroy(void *s)
 {
-    if (sp_real.hipStreamDestroy)
-        sp_real.hipStreamDestroy((hipStream_t)s);
+    if (sp_hip.hipStreamDestroy)
+        sp_hip.hipStreamDestroy((hipStream_t)s);
 }
 
 static int hip_stream_capturing(void *s, int *capturing)
 {
-    if (!sp_real.hipStreamIsCapturing)
+    if (!sp_hip.hipStreamIsCapturing)
         return -1;
     hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
-    hipError_t e = sp_real.hipStreamIsCapturing((hipStream_t)s, &st);
+    hipError_t e = sp_hip.hipStreamIsCapturing((hipStream_t)s, &st);
     if (e == hipSuccess)
         *capturing = st != hipStreamCaptureStatusNone;
     return (int)e;
@@ -64,17 +65,17 @@ static int hip_stream_capturing(void *s, int *capturing)
 
 static void hip_exchange_mode(int *mode)
 {
-    if (!sp_real.hipThreadExchangeStreamCaptureMode)
+    if (!sp_hip.hipThreadExchangeStreamCaptureMode)
         return;
     hipStreamCaptureMode m = (hipStreamCaptureMode)*mode;
-    sp_real.hipThreadExchangeStreamCaptureMode(&m);
+    sp_hip.hipThreadExchangeStreamCaptureMode(&m);
     *mode = (int)m;
 }
 
 static int hip_get_place(void **place)
 {
     int d = 0;
-    if (!sp_real.hipGetDevice || sp_real.hipGetDevice(&d) != hipSuccess)
+    if (!sp_hip.hipGetDevice || sp_hip.hipGetDevice(&d) != hipSuccess)
         return -1;
     *place = (void *)(intptr_t)d;
     return 0;
@@ -82,38 +83,38 @@ static int hip_get_place(void **place)
 
 static int hip_set_place(void *place)
 {
-    return sp_real.hipSetDevice ? (int)sp_real.hipSetDevice((int)(intptr_t)place) : -1;
+    return sp_hip.hipSetDevice ? (int)sp_hip.hipSetDevice((int)(intptr_t)place) : -1;
 }
 
 /* The device current at the call stays as it was (HIP unregisters on any). */
 static int hip_unregister(void *place, void *p)
 {
     (void)place;
-    return (int)sp_real.hipHostUnregister(p);
+    return (int)sp_hip.hipHostUnregister(p);
 }
 
 static int hip_mem_free(void *place, void *p)
 {
     (void)place;
-    return sp_real.hipFree ? (int)sp_real.hipFree(p) : (int)hipErrorNotInitialized;
+    return sp_hip.hipFree ? (int)sp_hip.hipFree(p) : (int)hipErrorNotInitialized;
 }
 
 /* The program's calls, as made. */
 static int hip_host_unregister(void *p)
 {
-    return SP_REAL_HIP(hipHostUnregister) ? (int)sp_real.hipHostUnregister(p)
+    return SP_REAL_HIP(hipHostUnregister) ? (int)sp_hip.hipHostUnregister(p)
                                           : (int)hipErrorHostMemoryNotRegistered;
 }
 
 static int hip_device_free(void *p)
 {
-    return SP_REAL_HIP(hipFree) ? (int)sp_real.hipFree(p) : (int)hipErrorNotInitialized;
+    return SP_REAL_HIP(hipFree) ? (int)sp_hip.hipFree(p) : (int)hipErrorNotInitialized;
 }
 
 static int hip_device_count(void)
 {
     int n = 0;
-    if (!sp_real.hipGetDeviceCount || sp_real.hipGetDeviceCount(&n) != hipSuccess)
+    if (!sp_hip.hipGetDeviceCount || sp_hip.hipGetDeviceCount(&n) != hipSuccess)
         return 1;
     return n;
 }
@@ -121,7 +122,7 @@ static int hip_device_count(void)
 static int hip_where(void **place, int *device)
 {
     int d = 0;
-    if (!sp_real.hipGetDevice || sp_real.hipGetDevice(&d) != hipSuccess)
+    if (!sp_hip.hipGetDevice || sp_hip.hipGetDevice(&d) != hipSuccess)
         return -1;
     *place = (void *)(intptr_t)d;
     if (device)
@@ -131,11 +132,11 @@ static int hip_where(void **place, int *device)
 
 static int hip_knows(const void *p)
 {
-    if (!sp_real.hipPointerGetAttributes)
+    if (!sp_hip.hipPointerGetAttributes)
         return 0;
     hipPointerAttribute_t a;
     memset(&a, 0, sizeof(a));
-    return sp_real.hipPointerGetAttributes(&a, p) == hipSuccess && (a.hostPointer || a.devicePointer);
+    return sp_hip.hipPointerGetAttributes(&a, p) == hipSuccess && (a.hostPointer || a.devicePointer);
 }
 
 /* The runtime's HIP_VERSION (major * 10000000 + minor * 100000 + patch),
@@ -145,7 +146,7 @@ static int hip_version(void)
     static int version = -1;
     int v = __atomic_load_n(&version, __ATOMIC_RELAXED);
     if (v < 0) {
-        if (!sp_real.hipRuntimeGetVersion || sp_real.hipRuntimeGetVersion(&v) != hipSuccess || v < 0)
+        if (!sp_hip.hipRuntimeGetVersion || sp_hip.hipRuntimeGetVersion(&v) != hipSuccess || v < 0)
             v = 0;
         __atomic_store_n(&version, v, __ATOMIC_RELAXED);
     }
@@ -169,7 +170,7 @@ static int hip_device_pointer(void *p)
 {
     hipPointerAttribute_t a;
     memset(&a, 0, sizeof(a));
-    return sp_real.hipPointerGetAttributes && sp_real.hipPointerGetAttributes(&a, p) == hipSuccess &&
+    return sp_hip.hipPointerGetAttributes && sp_hip.hipPointerGetAttributes(&a, p) == hipSuccess &&
            attr_is_device(&a) && a.devicePointer == p;
 }
 
@@ -186,9 +187,9 @@ static const char *hip_code_name(int code)
 
 static const char *hip_error_name(int code)
 {
-    if (sp_tls_in_hostfn || !sp_real.hipGetErrorName)
+    if (sp_tls_in_hostfn || !sp_hip.hipGetErrorName)
         return NULL;
-    return sp_real.hipGetErrorName((hipError_t)code);
+    return sp_hip.hipGetErrorName((hipError_t)code);
 }
 
 static const int hip_state_errors[] = {
@@ -251,6 +252,7 @@ static const sp_rt_ops hip_ops = {
 
 void sp_hip_face_init(void)
 {
+    sp_hip_resolve();
     sp_rt_register(SP_RT_HIP, &hip_ops);
     sp_streams_init_places(SP_RT_HIP);
     if (hip_present())

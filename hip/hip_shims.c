@@ -2,7 +2,7 @@
  * hip_shims.c - the exported HIP symbols, nothing else: one shim per HOOK
  * line of hip.inc, each one call into its logic (hip_hooks.c, hip_face.c) in
  * a hook's body (SP_API_HOOK: cancellation disabled, the api-error line).
- * Compiled with -fvisibility=hidden and linked with libsafepin.map. An
+ * Compiled with -fvisibility=hidden, listed in exports.map. An
  * unversioned definition here interposes libamdhip64's versioned symbols
  * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
  */

@@ -1,6 +1,7 @@
 /*
- * dlclose.c - follow the runtime's lifetime: the program's dlclose of it,
- * and a reload.
+ * dlclose.c - the program's dlclose: each face forgets what may lie in
+ * the object, and the runtime library a face's table lies in is followed
+ * through its unload and a reload.
  */
 #include "internal.h"
 #include "face.h"
@@ -13,25 +14,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- the runtime's lifetime ---------------------------------------------
+/* ---- a runtime library's lifetime ----------------------------------------
  *
  * A program may dlclose the runtime it loaded with dlopen, and load it
- * again. While safepin has work for the runtime (sp_reaper_busy: ranges,
- * pending releases, deferred calls) it keeps the library loaded with a
- * reference of its own, dropped by the reaper once that work is done. When
- * the library is really unloaded, the HIP entries of the table are
- * cleared, and filled from the next runtime that is loaded (SP_REAL_HIP,
- * or the program's dlsym on its handle): safepin never calls unloaded code.
+ * again. A face whose table of real functions lies in such a library says
+ * so (face.h, lib_fn). While safepin has work for the runtimes
+ * (sp_reaper_busy: ranges, pending releases, deferred calls) it keeps the
+ * library loaded with a reference of its own, dropped by the reaper once
+ * that work is done. When the library is really unloaded, the face's table
+ * is emptied (lib_forget), and filled from the next instance that is
+ * loaded (the face's own resolver, or the program's dlsym on its handle):
+ * safepin never calls unloaded code.
  *
  * The reaper's dlclose of its reference unloads the library, and only then
- * does the reaper see that and clear the table: meanwhile another thread
+ * does the reaper see that and empty the table: meanwhile another thread
  * of the program may already have found it gone, loaded the runtime again
  * and looked its functions up. So a look-up on a handle (dlsym, dlvsym)
  * first checks that the table's functions still lie in a loaded object
- * (sp_forget_stale_runtime), and clears the table itself if not; and each
+ * (sp_face_lib_check), and empties the table itself if not; and each
  * forgetting counts (forgets), so that the reaper's check, made later,
- * clears only the instance it saw, never the next one the table was
- * filled from.
+ * empties only the instance it saw, never the next one the table was
+ * filled from. Each face's library is followed apart (its index among the
+ * faces, which the link fixed).
  */
 
 typedef int (*dlclose_fn)(void *);
@@ -42,11 +46,11 @@ static dlclose_fn real_dlclose(void)
     return (dlclose_fn)sp_glibc_fn(&real_dlclose_ptr, "dlclose");
 }
 
-/* The runtime instance the table's HIP functions belong to, or NULL;
- * *fnp: one of those functions. */
-static struct link_map *runtime_map(void **fnp)
+/* The instance face's table belongs to, or NULL; *fnp: one of its
+ * functions. */
+static struct link_map *lib_map(const sp_face *face, void **fnp)
 {
-    void *fn = sp_backend_any_runtime_fn();
+    void *fn = face->lib_fn ? face->lib_fn() : NULL;
     Dl_info di;
     struct link_map *lm = NULL;
     if (!fn || !dladdr1(fn, &di, (void **)&lm, RTLD_DL_LINKMAP))
@@ -55,29 +59,44 @@ static struct link_map *runtime_map(void **fnp)
     return lm;
 }
 
-/* What identifies an instance: its name, link map and load address. */
+/* What identifies an instance: its face, name, link map and load address. */
 typedef struct instance {
+    const sp_face *face;
+    int slot; /* the face's index (sp_faces) */
     char name[PATH_MAX];
     struct link_map *lm;
     uintptr_t addr;
     void *fn; /* a function of it: where to look whether it is still loaded */
     Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
-    unsigned long gen; /* forgets when the table held it */
+    unsigned long gen; /* forgets[slot] when the table held it */
 } instance;
 
-/* How many times the table forgot a runtime. Guarded by sp_lock. */
-static unsigned long forgets;
+/* How many times each face's table forgot its library. Guarded by sp_lock. */
+static unsigned long forgets[SP_FACES_MAX];
 
-/* Lock held: the table's runtime is gone; forget it, its streams, events. */
-static void forget_locked(void)
+/* The index of face among the faces linked in, or -1. */
+static int slot_of(const sp_face *face)
 {
-    sp_backend_forget_runtime();
-    sp_reaper_runtime_gone();
-    forgets++;
+    const sp_face *faces[SP_FACES_MAX];
+    for (int i = 0, n = sp_faces(faces, SP_FACES_MAX); i < n; i++)
+        if (faces[i] == face)
+            return i;
+    return -1;
 }
 
-static void note_instance(instance *in, struct link_map *lm, void *fn, void *handle)
+/* Lock held: the face's library is gone; forget it, its streams, events. */
+static void forget_locked(const sp_face *face, int slot)
 {
+    face->lib_forget();
+    sp_reaper_runtime_gone();
+    forgets[slot]++;
+}
+
+static void note_instance(instance *in, const sp_face *face, int slot, struct link_map *lm, void *fn,
+                          void *handle)
+{
+    in->face = face;
+    in->slot = slot;
     snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
     in->lm = lm;
     in->addr = lm->l_addr;
@@ -86,10 +105,10 @@ static void note_instance(instance *in, struct link_map *lm, void *fn, void *han
         in->ns = LM_ID_BASE;
 }
 
-/* After a dlclose of the runtime: if that instance is gone, forget it,
+/* After a dlclose of the library: if that instance is gone, forget it,
  * unless the table forgot it already (a look-up in a new instance found it
  * gone first, and the table may hold the new one's functions). Where the
- * program loaded the runtime again meanwhile (at the old address, where
+ * program loaded the library again meanwhile (at the old address, where
  * the look-up found the table's functions in a loaded object), the table
  * is filled from the new instance.
  *
@@ -110,10 +129,10 @@ static void forget_if_unloaded(const instance *in)
     void *h = in->ns == LM_ID_BASE ? dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     int forgot = 0;
     sp_lock();
-    if (in->gen == forgets) {
-        forget_locked();
-        if (h)
-            sp_backend_fill_from(h);
+    if (in->gen == forgets[in->slot]) {
+        forget_locked(in->face, in->slot);
+        if (h && in->face->lib_fill)
+            in->face->lib_fill(h);
         forgot = 1;
     }
     sp_unlock();
@@ -121,66 +140,76 @@ static void forget_if_unloaded(const instance *in)
         real_dlclose()(h);
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
     if (forgot)
-        sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime %s was unloaded", in->name);
+        sp_log(SP_LOG_DEBUG, "debug", "the %s runtime %s was unloaded", in->face->name, in->name);
 }
 
-void sp_forget_stale_runtime(void)
+void sp_face_lib_check(const sp_face *face)
 {
+    int slot = slot_of(face);
+    if (slot < 0 || !face->lib_fn || !face->lib_forget)
+        return;
     sp_lock();
-    void *fn = sp_backend_any_runtime_fn();
-    unsigned long gen = forgets;
+    void *fn = face->lib_fn();
+    unsigned long gen = forgets[slot];
     sp_unlock();
     Dl_info di;
     if (!fn || dladdr(fn, &di))
         return; /* none, or still loaded (dladdr and dlclose exclude each other) */
     int forgot = 0;
     sp_lock();
-    if (gen == forgets) {
-        forget_locked();
+    if (gen == forgets[slot]) {
+        forget_locked(face, slot);
         forgot = 1;
     }
     sp_unlock();
     if (forgot)
-        sp_log(SP_LOG_DEBUG, "debug", "the HIP runtime was unloaded (found at a look-up)");
+        sp_log(SP_LOG_DEBUG, "debug", "the %s runtime was unloaded (found at a look-up)", face->name);
 }
 
-/* safepin's own reference to the runtime while it has work for it, and
- * that instance. Guarded by sp_lock (util/lock.h). */
-static void *hold;
-static instance held;
+/* safepin's own reference to each face's library while it has work for
+ * it, and that instance. Guarded by sp_lock (util/lock.h). */
+static void *hold[SP_FACES_MAX];
+static instance held[SP_FACES_MAX];
 
-/* On the reaper thread, once safepin has no work left: drop the reference. */
+/* On the reaper thread, once safepin has no work left: drop the references,
+ * one at a time (while work came back meanwhile, at the next idle). */
 static void drop_hold(void)
 {
     static instance in; /* only the reaper thread drops */
-    sp_lock();
-    void *h = hold;
-    if (h && sp_reaper_busy()) {
-        sp_reaper_when_idle(drop_hold); /* work came back meanwhile */
-        h = NULL;
-    } else if (h) {
-        hold = NULL;
-        in = held;
+    for (;;) {
+        void *h = NULL;
+        sp_lock();
+        for (int slot = 0; slot < SP_FACES_MAX && !h; slot++)
+            if ((h = hold[slot]) && !sp_reaper_busy()) {
+                hold[slot] = NULL;
+                in = held[slot];
+            }
+        if (h && sp_reaper_busy()) {
+            sp_reaper_when_idle(drop_hold); /* work came back meanwhile */
+            h = NULL;
+        }
+        sp_unlock();
+        if (!h)
+            return;
+        real_dlclose()(h);
+        if (sp_test_fail(SP_TF_UNLOAD))
+            usleep(200 * 1000); /* tests: the program sees the runtime gone first */
+        sp_stack_forget();
+        forget_if_unloaded(&in);
     }
-    sp_unlock();
-    if (!h)
-        return;
-    real_dlclose()(h);
-    if (sp_test_fail(SP_TF_UNLOAD))
-        usleep(200 * 1000); /* tests: the program sees the runtime gone first */
-    sp_stack_forget();
-    forget_if_unloaded(&in);
 }
 
 void sp_backend_fork_child(void)
 {
-    /* The child's reaper knows nothing of the reference: the child keeps
-     * the runtime loaded (never unloaded, never stale) rather than drop it
-     * here, where no dlclose may be made. */
-    hold = NULL;
+    /* The child's reaper knows nothing of the references: the child keeps
+     * the libraries loaded (never unloaded, never stale) rather than drop
+     * them here, where no dlclose may be made. */
+    for (int slot = 0; slot < SP_FACES_MAX; slot++)
+        hold[slot] = NULL;
 }
 
 static int close_handle(void *handle, const sp_face **faces, int n);
+static int close_lib(void *handle, const sp_face *face, int slot, struct link_map *rm, void *fn);
 
 /* Each face forgets what may lie in an object that is unloaded (face.h). */
 static void faces_forget(const sp_face **faces, int n)
@@ -213,25 +242,32 @@ static int close_handle(void *handle, const sp_face **faces, int n)
     for (int i = 0; handle && i < n; i++)
         if (faces[i]->keep_loaded && faces[i]->keep_loaded(handle))
             return real(handle);
-    struct link_map *hm = NULL, *rm = NULL;
-    void *fn = NULL;
-    if (!handle || !(rm = runtime_map(&fn)) || dlinfo(handle, RTLD_DI_LINKMAP, &hm) != 0 || hm != rm)
-        return real(handle); /* (which sets what dlerror() says) */
-    /* The program closes the runtime safepin uses. */
+    for (int slot = 0; handle && slot < n; slot++) {
+        void *fn = NULL;
+        struct link_map *hm = NULL, *rm = faces[slot]->lib_forget ? lib_map(faces[slot], &fn) : NULL;
+        if (rm && dlinfo(handle, RTLD_DI_LINKMAP, &hm) == 0 && hm == rm)
+            return close_lib(handle, faces[slot], slot, rm, fn);
+    }
+    return real(handle); /* (which sets what dlerror() says) */
+}
+
+/* The program closes the library a face's table lies in. */
+static int close_lib(void *handle, const sp_face *face, int slot, struct link_map *rm, void *fn)
+{
     instance in;
-    note_instance(&in, rm, fn, handle);
+    note_instance(&in, face, slot, rm, fn, handle);
     sp_lock();
-    in.gen = forgets;
-    if (!hold && sp_reaper_busy()) {
-        hold = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
-        if (hold) {
-            held = in;
+    in.gen = forgets[slot];
+    if (!hold[slot] && sp_reaper_busy()) {
+        hold[slot] = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
+        if (hold[slot]) {
+            held[slot] = in;
             sp_reaper_when_idle(drop_hold);
         }
     }
-    int holding = hold != NULL;
+    int holding = hold[slot] != NULL;
     sp_unlock();
-    int rc = real(handle);
+    int rc = real_dlclose()(handle);
     if (rc == 0 && !holding)
         forget_if_unloaded(&in);
     return rc;

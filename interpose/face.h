@@ -49,6 +49,18 @@ typedef struct sp_face {
      * keeps loaded for the rest of the process (the program's reference
      * is then dropped as it asked, and nothing else is done). */
     int (*keep_loaded)(void *handle);
+    /* A runtime library the face calls through a table of its own, which
+     * the program may dlclose and load again (HIP's). The process layer
+     * follows it (dlclose.c): while the core has work (sp_reaper_busy) it
+     * keeps the library loaded; once it is unloaded it has the table
+     * forgotten and filled again from the next instance.
+     * lib_fn: one function of the table, naming the instance, or NULL
+     * while the table holds none (no lock needed). lib_forget: that
+     * instance was unloaded: empty the table. lib_fill: fill the table's
+     * empty entries from a dlopen handle. Both with safepin's lock held. */
+    void *(*lib_fn)(void);
+    void (*lib_forget)(void);
+    void (*lib_fill)(void *handle);
 } sp_face;
 
 /* Registers face (a static const sp_face) with the process layer. */
@@ -59,12 +71,20 @@ typedef struct sp_face {
  * how many (faces.c). No lock, no allocation, no libc call. */
 #define SP_FACES_MAX 8
 int sp_faces(const sp_face **out, int max);
+/* 1 if a face's table holds functions of its runtime library (lib_fn):
+ * the process has a runtime to protect. */
+int sp_faces_lib_found(void);
 
 /* The process layer's logic that walks the faces, for a face's tests to
  * drive it without LD_PRELOAD: the program's dlsym (reach.c; caller: the
  * return address of its call, or NULL) and dlclose (dlclose.c). */
 void *sp_dlsym(void *handle, const char *name, void *caller);
 int sp_dlclose(void *handle);
+
+/* Before a look-up on a handle completes face's table (lib_fill): if the
+ * library its lib_fn lies in is no longer loaded, forget it now (the
+ * reaper's dlclose may have unloaded it a moment ago). Takes the lock. */
+void sp_face_lib_check(const sp_face *face);
 
 #ifdef __cplusplus
 }

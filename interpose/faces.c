@@ -29,3 +29,12 @@ __attribute__((no_sanitize_address, no_sanitize("thread"))) int sp_faces(const s
     }
     return n;
 }
+
+int sp_faces_lib_found(void)
+{
+    const sp_face *faces[SP_FACES_MAX];
+    for (int i = 0, n = sp_faces(faces, SP_FACES_MAX); i < n; i++)
+        if (faces[i]->lib_fn && faces[i]->lib_fn())
+            return 1;
+    return 0;
+}

@@ -132,13 +132,13 @@ static int report_leak(sp_range *r, void *arg)
     return 0;
 }
 
-/* A process that never had a HIP runtime (a shell, `timeout`, any helper
+/* A process that never had a runtime (a shell, `timeout`, any helper
  * that inherited LD_PRELOAD) has nothing to drain or report, and must not
  * overwrite the program's report. */
 static int nothing_to_do(void)
 {
     return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
-           (!sp_real.hipHostRegister && !sp_rt_any_present() && sp_violations() == 0 &&
+           (!sp_faces_lib_found() && !sp_rt_any_present() && sp_violations() == 0 &&
             SP_STAT(registrations) == 0);
 }
 
@@ -224,7 +224,7 @@ static int exit_now_status(int status)
 {
     if (!sp_diag_own_process() || __atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
         return status;
-    if (!sp_real.hipHostRegister && sp_violations() == 0 && SP_STAT(registrations) == 0)
+    if (!sp_faces_lib_found() && sp_violations() == 0 && SP_STAT(registrations) == 0)
         return status;
     sp_diag_finish(status);
     return strict_fails(status) ? (int)sp_opt.exitcode : status;

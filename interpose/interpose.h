@@ -1,11 +1,12 @@
 /*
- * interpose.h - the logic behind each exported shim.
+ * interpose.h - the process layer's entry points: its start, and the
+ * logic behind each libc shim.
  *
- * Three names per hook: the exported shim (hipHostUnregister, in shims.c),
- * the real function (sp_real.hipHostUnregister, backend.h) and the logic
- * (sp_host_unregister, here), which tests call directly without LD_PRELOAD.
- * For HIP, one line of hip/hip.inc names all three.
- * HIP hooks initialize the library (pthread_once); memory hooks never do:
+ * Three names per hook: the exported shim (munmap, in shims.c), the real
+ * function (sp_real.munmap, backend.h) and the logic (sp_munmap, here),
+ * which tests call directly without LD_PRELOAD. A face's hooks (hip.h,
+ * cuda_hooks.h) follow the same pattern with the face's own table. Runtime
+ * hooks initialize the library (pthread_once); memory hooks never do:
  * until something is registered they are one predictable branch.
  */
 #ifndef SAFEPIN_INTERPOSE_H
@@ -14,7 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "hip.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,8 +22,6 @@ extern "C" {
 
 /* Idempotent: options, log, backend resolution, fork and exit handlers. */
 void sp_init(void);
-
-/* The HIP face's logic (sp_host_register, ...): hip.h. */
 
 /* The logic of the libc hooks (mem_free.c, mem_mappings.c); their shims
  * are in shims.c. sp_mem_hooks_init hands libc's own free and munmap to
@@ -47,11 +45,7 @@ int sp_mem_fault(int kind, int err, const void *addr, size_t len, int flags);
 /* dlclose: a runtime safepin has work for stays loaded until that work is
  * done; once it is unloaded, safepin forgets it (and uses the next one). */
 int sp_dlclose(void *handle);
-/* Before a look-up on a handle completes the table: if the runtime the
- * table's HIP functions belong to is no longer loaded, forget it now (the
- * reaper's dlclose may have unloaded it a moment ago). */
-void sp_forget_stale_runtime(void);
-/* Fork child: forget the reference safepin held (see real.c). */
+/* Fork child: forget the references safepin held (dlclose.c). */
 void sp_backend_fork_child(void);
 
 /* The exit drain, from an atexit handler registered once a runtime is in

@@ -1,10 +1,9 @@
 /*
- * real.c - the table of real functions (sp_real) and its resolver:
- * dlsym(RTLD_NEXT) once, glibc's own dlsym for safepin's lookups, and the
- * loud error when a lookup returns safepin's own shim.
+ * real.c - the table of libc's real functions (sp_real) and its resolver:
+ * dlsym(RTLD_NEXT) once, glibc's own dlsym for safepin's and the faces'
+ * look-ups, and the loud error when a look-up returns safepin's own shim.
  */
 #include "backend.h"
-#include "diag.h"
 #include "elf_lookup.h"
 
 #include <dlfcn.h>
@@ -19,10 +18,9 @@ sp_backend sp_real;
 
 static const struct {
     const char *name;
-    int kind;
     size_t offset;
 } table[] = {
-#define SP_REAL(need, ret, name, params) {#name, SP_KIND_##need, offsetof(sp_backend, name)},
+#define SP_REAL(ret, name, params) {#name, offsetof(sp_backend, name)},
 #include "slots.inc"
 #undef SP_REAL
 };
@@ -162,109 +160,29 @@ static void note_libc_chunks(void)
         __atomic_store_n(&sp_libc_chunks, 1, __ATOMIC_RELAXED);
 }
 
+void *sp_next_real(const char *name)
+{
+    void *p = sp_next_symbol(name);
+    if (p && is_self(p)) {
+        char msg[256];
+        int n = snprintf(msg, sizeof(msg),
+                         "==%d==safepin: fatal: dlsym(RTLD_NEXT, \"%s\") returned safepin's own "
+                         "shim: the library is loaded twice or linked into the program; "
+                         "use LD_PRELOAD only\n",
+                         (int)getpid(), name);
+        if (n > 0)
+            (void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+        abort();
+    }
+    return p;
+}
+
 void sp_resolve_backend(void)
 {
-    int missing_req = 0, found_req = 0;
-    char missing[512] = "";
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         void **slot = (void **)((char *)&sp_real + table[i].offset);
-        if (*slot)
-            continue; /* already set (tests, or an earlier pass) */
-        void *p = sp_next_symbol(table[i].name);
-        if (p && is_self(p)) {
-            char msg[256];
-            int n = snprintf(msg, sizeof(msg),
-                             "==%d==safepin: fatal: dlsym(RTLD_NEXT, \"%s\") returned safepin's own "
-                             "shim: the library is loaded twice or linked into the program; "
-                             "use LD_PRELOAD only\n",
-                             (int)getpid(), table[i].name);
-            if (n > 0)
-                (void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-            abort();
-        }
-        *slot = p;
-        if (table[i].kind == SP_KIND_REQ) {
-            if (p) {
-                found_req++;
-            } else {
-                missing_req++;
-                if (strlen(missing) + strlen(table[i].name) + 2 < sizeof(missing)) {
-                    strcat(missing, " ");
-                    strcat(missing, table[i].name);
-                }
-            }
-        }
+        if (!*slot) /* else already set (tests, or an earlier pass) */
+            *slot = sp_next_real(table[i].name);
     }
     note_libc_chunks();
-    if (missing_req && found_req)
-        sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
-    else if (missing_req)
-        sp_log(SP_LOG_DEBUG, "debug", "no HIP runtime loaded (yet): HIP hooks pass through");
-}
-
-/* The runtime's functions (the table's HIP entries): the first one set
- * names the instance they belong to. */
-void *sp_backend_any_runtime_fn(void)
-{
-#define SP_HIP(kind, need, ret, name, params, args, logic)                      \
-    if (sp_real.name)                                                           \
-        return (void *)sp_real.name;
-#include "hip.inc"
-#undef SP_HIP
-    return NULL;
-}
-
-void sp_backend_forget_runtime(void)
-{
-#define SP_HIP(kind, need, ret, name, params, args, logic) sp_real.name = NULL;
-#include "hip.inc"
-#undef SP_HIP
-}
-
-void sp_backend_fill_from(void *handle)
-{
-    dlsym_fn real = sp_real_dlsym();
-    if (!real)
-        return;
-#define SP_HIP(kind, need, ret, name, params, args, logic)                      \
-    if (!sp_real.name)                                                          \
-        sp_real.name = (ret(*) params)real(handle, #name);
-#include "hip.inc"
-#undef SP_HIP
-}
-
-void sp_backend_fill_one(const char *name, void *fn)
-{
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        void **slot = (void **)((char *)&sp_real + table[i].offset);
-        if (strcmp(table[i].name, name) == 0) {
-            if (!*slot)
-                *slot = fn;
-            return;
-        }
-    }
-}
-
-/* Set an empty slot, never one already set (a concurrent fill or the
- * resolver may have set it first: either answer is the runtime's). */
-static void offer_slot(void **slot, void *fn)
-{
-    void *none = NULL;
-    if (fn)
-        __atomic_compare_exchange_n(slot, &none, fn, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
-void sp_backend_offer(void *handle, const char *name, void *fn)
-{
-    dlsym_fn real = sp_real_dlsym();
-    if (handle && handle != RTLD_NEXT && real) {
-#define SP_HIP(kind, need, ret, name, params, args, logic)                      \
-        if (!__atomic_load_n(&sp_real.name, __ATOMIC_ACQUIRE))                   \
-            offer_slot((void **)&sp_real.name, real(handle, #name));
-#include "hip.inc"
-#undef SP_HIP
-    }
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-        if (table[i].kind != SP_KIND_LIBC && strcmp(table[i].name, name) == 0)
-            offer_slot((void **)((char *)&sp_real + table[i].offset), fn);
 }

@@ -8,9 +8,9 @@
  *   - reaper/: the release queue and batches, deferred actions and calls,
  *     the reaper thread's state (R);
  *   - streams/: the stream list, events and marker sets, captures;
- *   - runtime/: the runtime's slots of sp_real when they are filled or
- *     cleared after start-up (interpose/reach.c, interpose/dlclose.c), and
- *     interpose/dlclose.c's reference to the runtime;
+ *   - a face's table of real functions where it is filled or emptied
+ *     after start-up (hip/hip_face.c, interpose/dlclose.c), and
+ *     interpose/dlclose.c's references to a runtime library;
  *   - diag/options.h: sp_opt, where tests change it while threads run.
  * Not by it: the counters (sp_stat, atomic), the history ring (lock-free),
  * the symbolizer's own locks, diag's log.

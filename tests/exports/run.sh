@@ -1,7 +1,9 @@
 #!/bin/bash
 # tests/exports/run.sh - the one list of hooked functions (hip/hip.inc,
-# interpose/libc.inc), the export map (interpose/libsafepin.map) and what
-# libsafepin.so really exports must name the same functions. Prints TAP
+# cuda/cuda_real.inc, interpose/libc.inc), the export map the build makes
+# ($BUILD/gen/libsafepin.map: interpose/libsafepin.map with each face's
+# <face>/exports.map) and what libsafepin.so really exports must name the
+# same functions; interpose/'s own map names libc's alone. Prints TAP
 # lines ("ok - ..." / "not ok - ...: why").
 #
 #   BUILD=build    where libsafepin.so is
@@ -13,7 +15,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 LIB=$BUILD/libsafepin.so
-MAP=interpose/libsafepin.map
+MAP=$BUILD/gen/libsafepin.map
 FAILS=0
 ok()     { echo "ok - $1"; }
 not_ok() { echo "not ok - $1: $2"; FAILS=$((FAILS+1)); }
@@ -29,9 +31,10 @@ list_names() {
         cpp -P -Ihip -Iinterpose -Icuda - |
         awk '$1 == "HIP_HOOK" || $1 == "LIBC" || $1 == "CU_HOOK" || $1 == "CU_RT" { print $2 }' | sort
 }
-# The global names of a version script (between "global:" and "local:").
+# The global names of a version script (between "global:" and "local:",
+# comments of any number of lines left out).
 map_names() {
-    sed -e 's|/\*.*\*/||' "$1" | tr ';' '\n' |
+    perl -0777 -pe 's{/\*.*?\*/}{}gs' "$1" | tr ';' '\n' |
         awk '/global:/ { on = 1; sub(/.*global:/, "") } /local:/ { on = 0 } on' |
         tr -d ' \t{}' | grep -v '^$' | sort
 }
@@ -62,8 +65,16 @@ else
     not_ok "a map that disagrees with the list is caught" "the altered map passed"
 fi
 
-same "$MAP names exactly the functions of hip/hip.inc (HOOK) and libc.inc" \
-    "$LIST" "$(map_names "$MAP")"
+if [ -f "$MAP" ]; then
+    same "$MAP names exactly the functions of hip/hip.inc (HOOK), cuda/cuda_real.inc (HOOK, RT) and libc.inc" \
+        "$LIST" "$(map_names "$MAP")"
+else
+    not_ok "$MAP names exactly the functions of the list" "no $MAP (make first)"
+fi
+LIBC=$(printf '%s\n' '#define SP_LIBC(kind, ret, name, params) LIBC name' '#include "libc.inc"' |
+    cpp -P -Iinterpose - | awk '$1 == "LIBC" { print $2 }' | sort)
+same "interpose/libsafepin.map names libc's functions alone (each face's are in its exports.map)" \
+    "$LIBC" "$(map_names interpose/libsafepin.map)"
 if [ -f "$LIB" ]; then
     same "$LIB exports exactly the functions of the list" "$LIST" "$(lib_names "$LIB")"
 else

@@ -15,7 +15,11 @@
 #      symbol from a face's objects (faces register in a table, face.h);
 #   6. the check sees such a reference where there is one: the faces'
 #      objects take symbols from interpose/ and the core (a control), and
-#      interpose/ objects do take symbols from each other.
+#      interpose/ objects do take symbols from each other;
+#   7. no interpose/ source includes a runtime's or a face's header, and no
+#      interpose/ object defines or takes a symbol named for a runtime
+#      (hip*, cu*, cuda*, sp_hip*, sp_cu*): a runtime's real functions live
+#      in its face's table; the control: the faces' objects do.
 # Usage: BUILD=build tests/layout/run.sh
 set -u
 BUILD=${BUILD:-build}
@@ -102,5 +106,20 @@ if [ "$down" -gt 0 ] && [ "$down_core" -gt 0 ] && [ "$within" -eq 1 ]; then
     ok "control: the check sees the faces' references down into interpose/ ($down) and the core ($down_core), and interpose/'s own (sp_faces)"
 else
     not_ok "control: the check sees references down from the faces" "interpose/: $down core: $down_core sp_faces: $within"
+fi
+# 7: the process layer's sources and symbols name no runtime.
+bad=$(grep -lE '#include *[<"](hip/|cuda|hip[a-z_]*\.h|cuda[a-z_]*\.h)' interpose/*.c interpose/*.h 2>/dev/null)
+if [ -z "$bad" ]; then
+    ok "no interpose/ source includes a runtime's or a face's header"
+else
+    not_ok "no interpose/ source includes a runtime's or a face's header" "$bad"
+fi
+runtime_names() { for o in "$@"; do nm "$o" | awk '{print $NF}' | grep -E '^(hip|cu[A-Z]|cuda|sp_hip|sp_cu)' | sed "s|^|$(basename "$o"): |"; done; }
+runtime_names $interpose_objs >"$TMP/proc.names"
+n_face=$(runtime_names $face_objs | wc -l)
+if [ ! -s "$TMP/proc.names" ] && [ "$n_face" -gt 0 ]; then
+    ok "no interpose/ object has a symbol named for a runtime (the faces' objects have $n_face)"
+else
+    not_ok "no interpose/ object has a symbol named for a runtime" "$(head -5 "$TMP/proc.names" | tr '\n' ' ')" "faces: $n_face"
 fi
 [ "$fails" -eq 0 ]

@@ -34,6 +34,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "diag.h"
+#include "hip.h"
 #include "interpose.h"
 #include "reaper.h"
 #include "registry.h"

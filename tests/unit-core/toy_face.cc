@@ -1,9 +1,11 @@
 // toy_face.cc - the toy runtime as a face of the process layer (face.h):
 // its table, registered with SP_FACE from this folder alone, and tests that
 // drive interpose/ through it: dlsym on a handle hands out the toy's shim
-// for a name it hooks, dlclose makes it forget before and after. The
-// "runtime's" real function is toyHostRegister in this binary (exported
-// to the dynamic symbol table by the binary's build rule).
+// for a name it hooks, dlclose makes it forget before and after, and the
+// toy's runtime library (libtoy_rt.so, which its table points into) is
+// followed through a dlclose and a reload. The "runtime's" real function
+// is toyHostRegister in this binary (exported to the dynamic symbol table
+// by the binary's build rule), and toyRtRegister in the library.
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -45,16 +47,33 @@ void *toy_dlsym(void *, const char *name, void *p)
 
 void toy_forget() { forgets++; }
 
+// The toy's table of real functions: one slot, in libtoy_rt.so.
+std::atomic<void *> toy_rt_fn{nullptr};
+std::atomic<int> lib_forgets{0}, lib_fills{0};
+void *toy_lib_fn() { return toy_rt_fn.load(); }
+void toy_lib_forget()
+{
+    lib_forgets++;
+    toy_rt_fn = nullptr;
+}
+void toy_lib_fill(void *h)
+{
+    lib_fills++;
+    if (!toy_rt_fn.load())
+        toy_rt_fn = dlsym(h, "toyRtRegister");
+}
+
 // A second face, defined first and started later (a larger order): the
 // process layer walks faces by order, not by where the linker put them.
 void late_init() { late_inits++; }
 const sp_face toy_late_face = {
-    "toy-late", 9, "toylate", late_init, nullptr, nullptr, nullptr, nullptr, nullptr,
+    "toy-late", 9, "toylate", late_init, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
 };
 SP_FACE(toy_late_face);
 
 const sp_face toy_face = {
     "toy", TOY_ORDER, "toy", nullptr, toy_shim_for, toy_dlsym, nullptr, toy_forget, nullptr,
+    toy_lib_fn, toy_lib_forget, toy_lib_fill,
 };
 SP_FACE(toy_face);
 
@@ -91,6 +110,35 @@ TEST(ToyFace, DlcloseMakesTheToyForgetBeforeAndAfter)
     int before = forgets;
     EXPECT_EQ(sp_dlclose(h), 0);
     EXPECT_EQ(forgets, before + 2);
+}
+
+TEST(ToyFace, TheToysRuntimeLibraryIsFollowedThroughDlcloseAndReload)
+{
+    void *h = dlopen(TOY_RT_PATH, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    toy_rt_fn = dlsym(h, "toyRtRegister");
+    ASSERT_NE(toy_rt_fn.load(), nullptr);
+    int forgot = lib_forgets;
+    // Control: closing another object leaves the toy's table alone.
+    void *self = dlopen(nullptr, RTLD_LAZY);
+    EXPECT_EQ(sp_dlclose(self), 0);
+    EXPECT_EQ(lib_forgets, forgot);
+    EXPECT_NE(toy_rt_fn.load(), nullptr);
+    // The program closes the toy's library (no work pending: it is
+    // unloaded at once): the table is emptied, never left pointing there.
+    EXPECT_EQ(sp_dlclose(h), 0);
+    EXPECT_EQ(lib_forgets, forgot + 1);
+    EXPECT_EQ(toy_rt_fn.load(), nullptr);
+    Dl_info di;
+    // A reload: the face's table is filled from the new instance.
+    void *h2 = dlopen(TOY_RT_PATH, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h2, nullptr);
+    toy_lib_fill(h2);
+    ASSERT_NE(toy_rt_fn.load(), nullptr);
+    EXPECT_NE(dladdr(toy_rt_fn.load(), &di), 0);
+    EXPECT_EQ(sp_dlclose(h2), 0);
+    EXPECT_EQ(lib_forgets, forgot + 2);
+    EXPECT_EQ(toy_rt_fn.load(), nullptr);
 }
 
 } // namespace

@@ -26,6 +26,7 @@
 
 #include "backend.h"
 #include "diag.h"
+#include "hip.h"
 #include "interpose.h"
 #include "options.h"
 #include "reaper.h"
@@ -43,13 +44,14 @@ std::atomic<int> g_real_call_in_hostfn{0};
 std::atomic<uintptr_t> g_freed{0}, g_unmapped{0};
 std::atomic<int> g_unmap_count{0};
 sp_backend g_saved;
+sp_hip_table g_saved_hip;
 
 hipError_t wrap_register(void *p, size_t n, unsigned f)
 {
     if (sp_in_host_function())
         g_real_call_in_hostfn++;
     g_real_register++;
-    return g_saved.hipHostRegister(p, n, f);
+    return g_saved_hip.hipHostRegister(p, n, f);
 }
 
 // Counts a real unregister that returned (dropped the registration) before
@@ -60,7 +62,7 @@ hipError_t wrap_unregister(void *p)
     if (sp_in_host_function())
         g_real_call_in_hostfn++;
     g_real_unregister++;
-    hipError_t e = g_saved.hipHostUnregister(p);
+    hipError_t e = g_saved_hip.hipHostUnregister(p);
     if (g_kernels_done.load() < g_kernels_expected.load())
         g_unregister_before_kernels++;
     return e;
@@ -150,6 +152,7 @@ protected:
         if (!once) {
             sp_init();
             g_saved = sp_real;
+            g_saved_hip = sp_hip;
             once = true;
         }
         ASSERT_EQ(sp_reaper_drain(5000), 0u);
@@ -158,8 +161,9 @@ protected:
         // unregister here take the busy device's path.
         ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
         sp_real = g_saved;
-        sp_real.hipHostRegister = wrap_register;
-        sp_real.hipHostUnregister = wrap_unregister;
+        sp_hip = g_saved_hip;
+        sp_hip.hipHostRegister = wrap_register;
+        sp_hip.hipHostUnregister = wrap_unregister;
         sp_real.free = wrap_free;
         sp_real.munmap = wrap_munmap;
         sp_lock(); // the reaper reads options with the lock held
@@ -183,6 +187,7 @@ protected:
         EXPECT_EQ(sp_reaper_drain(5000), 0u);
         EXPECT_EQ(sp_stream_destroy(nb), hipSuccess);
         sp_real = g_saved;
+        sp_hip = g_saved_hip;
     }
     uint64_t code(sp_code c) { return __atomic_load_n(&sp_stat.code_count[c], __ATOMIC_RELAXED); }
     hipStream_t nb = nullptr;
@@ -430,7 +435,7 @@ TEST_F(Core, OrderedUnregisterBoundsThePendingReleases)
         set_mode(SP_UNREG_ORDERED);
         set_opt(&sp_opt.max_pending, bound);
         g_slow_unregister_ms = 5;
-        sp_real.hipHostUnregister = wrap_slow_unregister;
+        sp_hip.hipHostUnregister = wrap_slow_unregister;
         const int n = 40;
         std::vector<int *> bufs;
         size_t most = 0;
@@ -444,7 +449,7 @@ TEST_F(Core, OrderedUnregisterBoundsThePendingReleases)
             bufs.push_back(b);
         }
         ASSERT_EQ(sp_reaper_drain(5000), 0u);
-        sp_real.hipHostUnregister = wrap_unregister;
+        sp_hip.hipHostUnregister = wrap_unregister;
         for (int *b : bufs)
             free(b);
         EXPECT_LE(most, 1u) << "max_pending=" << bound << ": ordered releases complete in the caller";
@@ -459,7 +464,7 @@ TEST_F(Core, AttributesOfAPendingReleaseAnswerAsNeverRegistered)
     hipPointerAttribute_t want, got;
     memset(&want, 0, sizeof(want));
     memset(&got, 0, sizeof(got));
-    hipError_t want_err = g_saved.hipPointerGetAttributes(&want, never_registered);
+    hipError_t want_err = g_saved_hip.hipPointerGetAttributes(&want, never_registered);
     ASSERT_EQ(sp_host_register(buf, N * sizeof(int), 0), hipSuccess);
     EXPECT_EQ(sp_pointer_get_attributes(&got, buf), hipSuccess);
     KArgs k{buf, N, 3, 100};
@@ -793,7 +798,7 @@ std::atomic<int> g_events_created{0};
 hipError_t wrap_event_create(hipEvent_t *e, unsigned f)
 {
     g_events_created++;
-    return g_saved.hipEventCreateWithFlags(e, f);
+    return g_saved_hip.hipEventCreateWithFlags(e, f);
 }
 
 // Ordered: returns only once the work enqueued before it is done, on a
@@ -1037,13 +1042,13 @@ TEST_F(Core, OrderedUnregisterFastPathMakesNoMarker)
     ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
     sp_lock();
-    sp_real.hipEventCreateWithFlags = wrap_event_create;
+    sp_hip.hipEventCreateWithFlags = wrap_event_create;
     sp_unlock();
     g_events_created = 0;
     ASSERT_EQ(sp_host_unregister(buf), hipSuccess);
     ASSERT_EQ(sp_reaper_drain(5000), 0u);
     sp_lock();
-    sp_real.hipEventCreateWithFlags = g_saved.hipEventCreateWithFlags;
+    sp_hip.hipEventCreateWithFlags = g_saved_hip.hipEventCreateWithFlags;
     sp_unlock();
     // Every stream was idle: queries answered, so no marker event was
     // created, neither by the caller nor by the reaper.
@@ -1345,6 +1350,7 @@ TEST(CoreChild, DISABLED_ExitDrainBody)
     sp_init();
     set_mode(SP_UNREG_ASYNC); // the release is still pending at exit
     g_saved = sp_real;
+    g_saved_hip = sp_hip;
     hipStream_t s;
     ASSERT_EQ(sp_stream_create_with_flags(&s, hipStreamNonBlocking), hipSuccess);
     int *b = static_cast<int *>(aligned_alloc(4096, N * sizeof(int)));
@@ -1352,10 +1358,10 @@ TEST(CoreChild, DISABLED_ExitDrainBody)
     g_kernels_expected = 1;
     ASSERT_EQ(sp_host_register(b, N * sizeof(int), 0), hipSuccess);
     ASSERT_EQ(simhipLaunchKernel(s, kernel_fill, &k), hipSuccess);
-    sp_real.hipHostUnregister = [](void *p) -> hipError_t {
+    sp_hip.hipHostUnregister = [](void *p) -> hipError_t {
         char c = g_kernels_done.load() == 1 ? 'K' : 'E';
         (void)!write(fd, &c, 1);
-        return g_saved.hipHostUnregister(p);
+        return g_saved_hip.hipHostUnregister(p);
     };
     ASSERT_EQ(sp_host_unregister(b), hipSuccess);
     exit(0); // the on_exit drain runs the real unregister, after the kernel

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "diag.h"
+#include "hip.h"
 #include "interpose.h"
 #include "options.h"
 #include "registry.h"
@@ -40,7 +41,7 @@ TEST(DiagCounts, EveryPrintedRuntimeErrorIsCountedOnce)
     sp_mem_set_fail_hook(nullptr);
     // Refused rather than registered untracked (a stale registration later).
     EXPECT_EQ(e, hipErrorOutOfMemory);
-    EXPECT_EQ(sp_real.hipHostUnregister(buf), hipErrorHostMemoryNotRegistered);
+    EXPECT_EQ(sp_hip.hipHostUnregister(buf), hipErrorHostMemoryNotRegistered);
     EXPECT_EQ(runtime_error_code() - code0, 1u);
     EXPECT_EQ(runtime_error_counter() - counter0, 1u);
     EXPECT_EQ(sp_violations() - viol0, 1u);

@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "diag.h"
+#include "hip.h"
 #include "interpose.h"
 #include "options.h"
 #include "reaper.h"
@@ -35,6 +36,7 @@ namespace {
 const size_t PG = 4096;
 
 sp_backend g_saved;
+sp_hip_table g_saved_hip;
 std::atomic<int> g_real_unregister{0}, g_unmaps{0}, g_madvises{0}, g_mremaps{0}, g_mmaps{0},
     g_shmdts{0};
 // How many real unregisters had run when the call was made (-1: not made).
@@ -44,7 +46,7 @@ std::atomic<int> g_unreg_at_madvise{-1}, g_unreg_at_mremap{-1}, g_unreg_at_mmap{
 hipError_t wrap_unregister(void *p)
 {
     g_real_unregister++;
-    return g_saved.hipHostUnregister(p);
+    return g_saved_hip.hipHostUnregister(p);
 }
 
 // The real munmap calls, in order (the first 16).
@@ -156,11 +158,13 @@ protected:
         if (!once) {
             sp_init();
             g_saved = sp_real;
+            g_saved_hip = sp_hip;
             once = true;
         }
         ASSERT_EQ(sp_reaper_drain(5000), 0u);
         sp_real = g_saved;
-        sp_real.hipHostUnregister = wrap_unregister;
+        sp_hip = g_saved_hip;
+        sp_hip.hipHostUnregister = wrap_unregister;
         sp_real.munmap = wrap_munmap;
         sp_real.madvise = wrap_madvise;
         sp_real.mremap = wrap_mremap;
@@ -186,6 +190,7 @@ protected:
         EXPECT_EQ(sp_reaper_drain(5000), 0u);
         EXPECT_EQ(sp_stream_destroy(nb), hipSuccess);
         sp_real = g_saved;
+        sp_hip = g_saved_hip;
     }
     uint64_t freed_while_registered()
     {
@@ -523,7 +528,7 @@ hipError_t fake_unregister(void *) { return hipSuccess; }
 
 TEST_F(Mem, FreeReleasesOnlyRegistrationsTheBlockGivesUp)
 {
-    sp_real.hipHostUnregister = fake_unregister;
+    sp_hip.hipHostUnregister = fake_unregister;
     auto page_of = [](const void *p) { return (uintptr_t)p & ~(uintptr_t)(PG - 1); };
     auto page_end = [](const void *p, size_t n) {
         return ((uintptr_t)p + n + PG - 1) & ~(uintptr_t)(PG - 1);

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "hip.h"
 #include "interpose.h"
 #include "registry.h"
 

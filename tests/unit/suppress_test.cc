@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include "diag.h"
+#include "hip.h"
 #include "interpose.h"
 #include "options.h"
 #include "suppress.h"
