@@ -7,7 +7,9 @@
  * the runtime library that table lies in, for the process layer to follow
  * through a dlclose and a reload.
  */
-#include "internal.h"
+#include "api_error.h"
+#include "interpose.h"
+#include "lock.h"
 #include "face.h"
 #include "hip.h"
 

@@ -4,7 +4,9 @@
  * the real function; what is HIP's own is here: hipPointerGetAttributes'
  * answer for a pending range, capture calls, and the callbacks' types.
  */
-#include "internal.h"
+#include "api_error.h"
+#include "interpose.h"
+#include "streams.h"
 #include "hip.h"
 #include "core.h"
 #include "runtime.h"

@@ -2,7 +2,8 @@
  * hip_ops.c - the HIP runtime's table (runtime.h): what the core calls in
  * HIP (through its table of real functions, sp_hip), its codes and its policy.
  */
-#include "internal.h"
+#include "diag.h"
+#include "streams.h"
 #include "hip.h"
 #include "runtime.h"
 

@@ -6,7 +6,7 @@
  * unversioned definition here interposes libamdhip64's versioned symbols
  * (hipHostRegister@@hip_4.2) for every program started with LD_PRELOAD.
  */
-#include "internal.h"
+#include "api_error.h"
 #include "hip.h"
 
 #include <pthread.h>

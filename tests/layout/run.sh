@@ -19,7 +19,9 @@
 #   7. no interpose/ source includes a runtime's or a face's header, and no
 #      interpose/ object defines or takes a symbol named for a runtime
 #      (hip*, cu*, cuda*, sp_hip*, sp_cu*): a runtime's real functions live
-#      in its face's table; the control: the faces' objects do.
+#      in its face's table; the control: the faces' objects do; and no
+#      face includes interpose/'s own header (internal.h): a face uses the
+#      process layer through interpose.h, face.h and backend.h.
 # Usage: BUILD=build tests/layout/run.sh
 set -u
 BUILD=${BUILD:-build}
@@ -113,6 +115,12 @@ if [ -z "$bad" ]; then
     ok "no interpose/ source includes a runtime's or a face's header"
 else
     not_ok "no interpose/ source includes a runtime's or a face's header" "$bad"
+fi
+bad=$(grep -lE '#include *"internal\.h"' $(for d in $FACE_DIRS; do ls $d/*.c $d/*.h 2>/dev/null; done) 2>/dev/null)
+if [ -z "$bad" ]; then
+    ok "no face includes interpose/'s own header (internal.h)"
+else
+    not_ok "no face includes interpose/'s own header (internal.h)" "$bad"
 fi
 runtime_names() { for o in "$@"; do nm "$o" | awk '{print $NF}' | grep -E '^(hip|cu[A-Z]|cuda|sp_hip|sp_cu)' | sed "s|^|$(basename "$o"): |"; done; }
 runtime_names $interpose_objs >"$TMP/proc.names"
