@@ -411,6 +411,14 @@ $(B)/tests/allocators/%: tests/allocators/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
 
+# A library with one HIP name and no runtime, which no_runtime links.
+$(B)/tests/allocators/libstub_hip.so: tests/allocators/lib/stub_hip.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ -Wl,-soname,libstub_hip.so $(LDFLAGS)
+$(B)/tests/allocators/no_runtime: tests/allocators/no_runtime.c $(B)/tests/allocators/libstub_hip.so
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(B)/tests/allocators -lstub_hip -Wl,-rpath,'$$ORIGIN'
+
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c tests/reach/reach_hip.h
 	@mkdir -p $(dir $@)

@@ -72,6 +72,9 @@ hipError_t sp_get_proc_address(const char *symbol, void **pfn, int version, uint
     return e;
 }
 
+/* The process has a HIP runtime once hipHostRegister is known. */
+static int hip_has_runtime(void) { return __atomic_load_n(&sp_hip.hipHostRegister, __ATOMIC_RELAXED) != NULL; }
+
 static const sp_face hip_face = {
     .name = "HIP",
     .order = SP_RT_HIP,
@@ -83,5 +86,6 @@ static const sp_face hip_face = {
     .lib_fn = sp_hip_any_fn,
     .lib_forget = sp_hip_forget,
     .lib_fill = sp_hip_fill_from,
+    .has_runtime = hip_has_runtime,
 };
 SP_FACE(hip_face);

@@ -61,6 +61,11 @@ typedef struct sp_face {
     void *(*lib_fn)(void);
     void (*lib_forget)(void);
     void (*lib_fill)(void *handle);
+    /* 1 once the face has its runtime's register function: the process
+     * has a runtime to protect (its exit report, the free-not-hooked
+     * warning). A library that merely exports some of the runtime's other
+     * names (a stub, a mock) is none. No lock. */
+    int (*has_runtime)(void);
 } sp_face;
 
 /* Registers face (a static const sp_face) with the process layer. */
@@ -71,9 +76,9 @@ typedef struct sp_face {
  * how many (faces.c). No lock, no allocation, no libc call. */
 #define SP_FACES_MAX 8
 int sp_faces(const sp_face **out, int max);
-/* 1 if a face's table holds functions of its runtime library (lib_fn):
- * the process has a runtime to protect. */
-int sp_faces_lib_found(void);
+/* 1 if a face has its runtime (has_runtime): the process has a runtime
+ * to protect. */
+int sp_faces_have_runtime(void);
 
 /* The process layer's logic that walks the faces, for a face's tests to
  * drive it without LD_PRELOAD: the program's dlsym (reach.c; caller: the

@@ -30,11 +30,11 @@ __attribute__((no_sanitize_address, no_sanitize("thread"))) int sp_faces(const s
     return n;
 }
 
-int sp_faces_lib_found(void)
+int sp_faces_have_runtime(void)
 {
     const sp_face *faces[SP_FACES_MAX];
     for (int i = 0, n = sp_faces(faces, SP_FACES_MAX); i < n; i++)
-        if (faces[i]->lib_fn && faces[i]->lib_fn())
+        if (faces[i]->has_runtime && faces[i]->has_runtime())
             return 1;
     return 0;
 }

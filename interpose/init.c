@@ -138,7 +138,7 @@ static int report_leak(sp_range *r, void *arg)
 static int nothing_to_do(void)
 {
     return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ||
-           (!sp_faces_lib_found() && !sp_rt_any_present() && sp_violations() == 0 &&
+           (!sp_faces_have_runtime() && !sp_rt_any_present() && sp_violations() == 0 &&
             SP_STAT(registrations) == 0);
 }
 
@@ -224,7 +224,7 @@ static int exit_now_status(int status)
 {
     if (!sp_diag_own_process() || __atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
         return status;
-    if (!sp_faces_lib_found() && sp_violations() == 0 && SP_STAT(registrations) == 0)
+    if (!sp_faces_have_runtime() && sp_violations() == 0 && SP_STAT(registrations) == 0)
         return status;
     sp_diag_finish(status);
     return strict_fails(status) ? (int)sp_opt.exitcode : status;

@@ -251,7 +251,7 @@ static void check_free_hooked(void)
 {
     Dl_info mine, theirs;
     void *f = dlsym(RTLD_DEFAULT, "free");
-    if (!f || !sp_faces_lib_found() || !dladdr((void *)check_free_hooked, &mine) ||
+    if (!f || !sp_faces_have_runtime() || !dladdr((void *)check_free_hooked, &mine) ||
         !dladdr(f, &theirs) || theirs.dli_fbase == mine.dli_fbase)
         return;
     sp_log(SP_LOG_WARN, "free-not-hooked",

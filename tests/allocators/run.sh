@@ -11,7 +11,9 @@
 # - preloaded BEFORE safepin: the allocator answers free() and safepin's
 #   hook is never reached. safepin must say so, once, at start
 #   (free-not-hooked, naming the allocator), rather than silently protect
-#   nothing: stale_free shows the hazard it then cannot prevent.
+#   nothing: stale_free shows the hazard it then cannot prevent; but in a
+#   process with no runtime to protect (no_runtime: a library exporting one
+#   HIP name, no register function) it says nothing, as bare.
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 LIB=$BUILD/libsafepin.so
@@ -61,6 +63,14 @@ for entry in $ALLOCATORS; do
         ok "$name before safepin: free-not-hooked said once, first"
     else
         nok "$name before safepin: free-not-hooked said once, first" "said $n times (first safepin line $first, warning at ${said:-none})"
+    fi
+    # ... but not in a process with no runtime: output as bare, nothing more.
+    bare=$(LD_PRELOAD="$alloc" timeout 60 "$BUILD/tests/allocators/no_runtime" 2>&1; echo "rc=$?")
+    under=$(LD_PRELOAD="$alloc $LIB" SAFEPIN_OPTIONS=log=info timeout 60 "$BUILD/tests/allocators/no_runtime" 2>&1; echo "rc=$?")
+    if [ "$bare" = "$under" ] && [ "$bare" = "$(printf 'stub\nrc=0')" ]; then
+        ok "$name before safepin, no runtime (a library with one HIP name): output as bare, nothing said"
+    else
+        nok "$name before safepin, no runtime: output as bare" "bare: $(echo $bare) | safepin: $(echo $under | cut -c1-200)"
     fi
     # ... and with safepin first, it is not said.
     LD_PRELOAD="$LIB $alloc" LD_LIBRARY_PATH=$SIM timeout 60 "$BUILD/tests/legacy/stale_free" >"$log" 2>&1

@@ -67,13 +67,13 @@ void toy_lib_fill(void *h)
 // process layer walks faces by order, not by where the linker put them.
 void late_init() { late_inits++; }
 const sp_face toy_late_face = {
-    "toy-late", 9, "toylate", late_init, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    "toy-late", 9, "toylate", late_init, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
 };
 SP_FACE(toy_late_face);
 
 const sp_face toy_face = {
     "toy", TOY_ORDER, "toy", nullptr, toy_shim_for, toy_dlsym, nullptr, toy_forget, nullptr,
-    toy_lib_fn, toy_lib_forget, toy_lib_fill,
+    toy_lib_fn, toy_lib_forget, toy_lib_fill, nullptr,
 };
 SP_FACE(toy_face);
 
