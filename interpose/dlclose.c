@@ -10,7 +10,9 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -166,16 +168,49 @@ void sp_face_lib_check(const sp_face *face)
         sp_log(SP_LOG_DEBUG, "debug", "the %s runtime was unloaded (found at a look-up)", face->name);
 }
 
+/* The reaper's unload of a held library, and a fork, exclude each other
+ * (sp_unload_fork_begin). The reaper only tries: while a fork holds it,
+ * the unload waits for the reaper's next idle turn, and the fork may wait
+ * for the reaper (its pending releases). A fork waits for an unload in
+ * progress at most UNLOAD_WAIT_MS (a library's destructor that waited for
+ * the forking thread would otherwise hang both). */
+static pthread_mutex_t unload_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread int unload_fork_held __attribute__((tls_model("initial-exec")));
+#define UNLOAD_WAIT_MS 1000
+
+void sp_unload_fork_begin(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += UNLOAD_WAIT_MS / 1000;
+    unload_fork_held = pthread_mutex_timedlock(&unload_mu, &t) == 0;
+}
+
+void sp_unload_fork_end(void)
+{
+    if (unload_fork_held)
+        pthread_mutex_unlock(&unload_mu);
+    unload_fork_held = 0;
+}
+
 /* safepin's own reference to each face's library while it has work for
  * it, and that instance. Guarded by sp_lock (util/lock.h). */
 static void *hold[SP_FACES_MAX];
 static instance held[SP_FACES_MAX];
 
 /* On the reaper thread, once safepin has no work left: drop the references,
- * one at a time (while work came back meanwhile, at the next idle). */
+ * one at a time (while work came back meanwhile, or a fork is under way,
+ * at the next idle). */
 static void drop_hold(void)
 {
     static instance in; /* only the reaper thread drops */
+    if (pthread_mutex_trylock(&unload_mu) != 0) {
+        usleep(1000); /* a fork: its end, not a busy loop, is awaited */
+        sp_lock();
+        sp_reaper_when_idle(drop_hold);
+        sp_unlock();
+        return;
+    }
     for (;;) {
         void *h = NULL;
         sp_lock();
@@ -190,13 +225,14 @@ static void drop_hold(void)
         }
         sp_unlock();
         if (!h)
-            return;
+            break;
         real_dlclose()(h);
         if (sp_test_fail(SP_TF_UNLOAD))
             usleep(200 * 1000); /* tests: the program sees the runtime gone first */
         sp_stack_forget();
         forget_if_unloaded(&in);
     }
+    pthread_mutex_unlock(&unload_mu);
 }
 
 void sp_backend_fork_child(void)
@@ -206,6 +242,10 @@ void sp_backend_fork_child(void)
      * them here, where no dlclose may be made. */
     for (int slot = 0; slot < SP_FACES_MAX; slot++)
         hold[slot] = NULL;
+    /* The child has no reaper: whoever held the unload lock at the fork
+     * (this thread's fork, or the parent's reaper at a raw fork) is gone. */
+    pthread_mutex_init(&unload_mu, NULL);
+    unload_fork_held = 0;
 }
 
 static int close_handle(void *handle, const sp_face **faces, int n);

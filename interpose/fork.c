@@ -40,6 +40,7 @@
 #include "forkwatch.h"
 #include "ownstack.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -64,6 +65,10 @@ static void fork_begin(void)
     if (fork_begun)
         return;
     fork_begun = 1;
+    /* First: completing the releases may leave the reaper idle, and an
+     * idle reaper unloads a runtime it held, which must not happen in the
+     * fork (nor under a prepare handler of that runtime's). */
+    sp_unload_fork_begin();
     complete_pending(0);
 }
 
@@ -81,6 +86,7 @@ static void fork_parent(void)
     sp_diag_fork_parent();
     if (fork_locked)
         sp_unlock();
+    sp_unload_fork_end();
     fork_begun = 0;
 }
 
@@ -161,8 +167,16 @@ static int n_wrapped;
 static void run_wrapped(int i)
 {
     fork_begin();
+    void (*handler)(void) = __atomic_load_n(&wrapped[i], __ATOMIC_ACQUIRE);
+    /* glibc runs prepare handlers without its atfork lock: the library of
+     * this one may have been unloaded since glibc picked it (by safepin's
+     * reaper before the fork kept it off, or by another thread of the
+     * program). Its handlers are gone then; this one is not called. */
+    Dl_info di;
+    if (!dladdr((void *)handler, &di))
+        return;
     uint64_t before = sp_reaper_submitted();
-    __atomic_load_n(&wrapped[i], __ATOMIC_ACQUIRE)();
+    handler();
     uint64_t after = sp_reaper_submitted();
     if (after != before) /* the handler's own releases, no other thread's */
         complete_pending(after);

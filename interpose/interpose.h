@@ -47,6 +47,14 @@ int sp_mem_fault(int kind, int err, const void *addr, size_t len, int flags);
 int sp_dlclose(void *handle);
 /* Fork child: forget the references safepin held (dlclose.c). */
 void sp_backend_fork_child(void);
+/* A fork begins (its first prepare handler, before the pending releases
+ * are completed): the reaper's unload of a runtime library it held must
+ * not run across the fork, which would leave the child the loader's state
+ * half-changed, nor unload a library whose prepare handler is to run. Waits (bounded) for an unload in progress, and keeps new
+ * ones off until sp_unload_fork_end (the parent) or the child's start
+ * (sp_backend_fork_child). */
+void sp_unload_fork_begin(void);
+void sp_unload_fork_end(void);
 
 /* The exit drain, from an atexit handler registered once a runtime is in
  * use (cuda/): it then runs before the exit handlers the runtime registered

@@ -108,6 +108,20 @@ for pers in current legacy; do
     done
 done
 
+# A fork right after the program closed the runtime, its release pending
+# (async unregister: safepin holds the runtime, and its reaper unloads it
+# once the release is done, which must not cross the fork); the child and
+# then the parent load it again (tests/reach/fork_after_close.c).
+FORKCLOSE=$BUILD/tests/reach/fork_after_close
+for pers in current legacy; do
+    for pre in "" "$LIB"; do
+        name="fork right after dlclose of the runtime [$([ -n "$pre" ] && echo "safepin strict, unregister=async" || echo "no safepin"), $pers]"
+        run "$pers" "$pre" "unregister=async" "$FORKCLOSE"
+        why=$(why_bad)
+        if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | head -20 | sed 's/^/# /'; fi
+    done
+done
+
 # A thread cancelled while its register waits for a pending release (async
 # unregister: the release is still pending when the worker registers)
 # leaves no lock held, and its register completes (tests/legacy/cancel_in_wait.c).
