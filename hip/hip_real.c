@@ -61,10 +61,11 @@ void *sp_hip_any_fn(void)
     return NULL;
 }
 
-void sp_hip_forget(void)
+void sp_hip_forget(void *next)
 {
+    dlsym_fn real = next ? sp_real_dlsym() : NULL;
     for (size_t i = 0; i < NTABLE; i++)
-        *slot_of(i) = NULL;
+        __atomic_store_n(slot_of(i), real ? real(next, table[i].name) : NULL, __ATOMIC_RELEASE);
 }
 
 void sp_hip_fill_from(void *handle)

@@ -44,10 +44,11 @@ void sp_hip_resolve(void);
 
 /* One function of the table (the first one set), naming the runtime
  * instance they belong to, or NULL; forget them all (that instance was
- * unloaded); fill the empty ones from a dlopen handle (a runtime loaded
- * RTLD_LOCAL). Lock held for the last two. */
+ * unloaded), or set each to next's (a dlopen handle of the instance loaded
+ * since; no entry is empty between); fill the empty ones from a dlopen
+ * handle (a runtime loaded RTLD_LOCAL). Lock held for the last two. */
 void *sp_hip_any_fn(void);
-void sp_hip_forget(void);
+void sp_hip_forget(void *next);
 void sp_hip_fill_from(void *handle);
 /* Set the slot called name, if it is empty, to fn (hipGetProcAddress). */
 void sp_hip_fill_one(const char *name, void *fn);

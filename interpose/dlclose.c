@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 #include <string.h>
@@ -71,7 +72,39 @@ typedef struct instance {
     void *fn; /* a function of it: where to look whether it is still loaded */
     Lmid_t ns; /* its namespace: a runtime dlmopen()ed is found only there */
     unsigned long gen; /* forgets[slot] when the table held it */
+    unsigned long long adds, subs; /* the loader's counts before the dlclose */
 } instance;
+
+/* The loader's counts of objects loaded and unloaded in the process
+ * (dl_iterate_phdr's dlpi_adds and dlpi_subs, the same in every entry). */
+typedef struct dl_counts {
+    unsigned long long adds, subs;
+} dl_counts;
+
+static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    dl_counts *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+        c->adds = info->dlpi_adds;
+        c->subs = info->dlpi_subs;
+    }
+    return 1;
+}
+
+static dl_counts loader_counts(void)
+{
+    dl_counts c = {0, 0};
+    dl_iterate_phdr(read_counts, &c);
+    return c;
+}
+
+/* Just before the dlclose that may unload in. */
+static void note_counts(instance *in)
+{
+    dl_counts c = loader_counts();
+    in->adds = c.adds;
+    in->subs = c.subs;
+}
 
 /* How many times each face's table forgot its library. Guarded by sp_lock. */
 static unsigned long forgets[SP_FACES_MAX];
@@ -86,10 +119,11 @@ static int slot_of(const sp_face *face)
     return -1;
 }
 
-/* Lock held: the face's library is gone; forget it, its streams, events. */
-static void forget_locked(const sp_face *face, int slot)
+/* Lock held: the face's library is gone; forget it, its streams, events
+ * (the table: the entries of next, a new instance, where there is one). */
+static void forget_locked(const sp_face *face, int slot, void *next)
 {
-    face->lib_forget();
+    face->lib_forget(next);
     sp_reaper_runtime_gone();
     forgets[slot]++;
 }
@@ -125,16 +159,19 @@ static void forget_if_unloaded(const instance *in)
 {
     Dl_info di;
     struct link_map *now = NULL;
+    dl_counts c = loader_counts();
+    /* The object there now may be a new load of the same file, at the same
+     * address with its link map where the old one's was (the program saw
+     * the library gone and loaded it again): the same instance only if
+     * nothing was unloaded or nothing loaded since the dlclose began. */
     if (dladdr1(in->fn, &di, (void **)&now, RTLD_DL_LINKMAP) && now == in->lm &&
-        now->l_addr == in->addr)
+        now->l_addr == in->addr && (c.subs == in->subs || c.adds == in->adds))
         return; /* still loaded (another reference) */
     void *h = in->ns == LM_ID_BASE ? dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     int forgot = 0;
     sp_lock();
     if (in->gen == forgets[in->slot]) {
-        forget_locked(in->face, in->slot);
-        if (h && in->face->lib_fill)
-            in->face->lib_fill(h);
+        forget_locked(in->face, in->slot, h);
         forgot = 1;
     }
     sp_unlock();
@@ -160,7 +197,7 @@ void sp_face_lib_check(const sp_face *face)
     int forgot = 0;
     sp_lock();
     if (gen == forgets[slot]) {
-        forget_locked(face, slot);
+        forget_locked(face, slot, NULL);
         forgot = 1;
     }
     sp_unlock();
@@ -226,6 +263,7 @@ static void drop_hold(void)
         sp_unlock();
         if (!h)
             break;
+        note_counts(&in);
         real_dlclose()(h);
         if (sp_test_fail(SP_TF_UNLOAD))
             usleep(200 * 1000); /* tests: the program sees the runtime gone first */
@@ -307,6 +345,7 @@ static int close_lib(void *handle, const sp_face *face, int slot, struct link_ma
     }
     int holding = hold[slot] != NULL;
     sp_unlock();
+    note_counts(&in);
     int rc = real_dlclose()(handle);
     if (rc == 0 && !holding)
         forget_if_unloaded(&in);

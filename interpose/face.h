@@ -56,10 +56,13 @@ typedef struct sp_face {
      * forgotten and filled again from the next instance.
      * lib_fn: one function of the table, naming the instance, or NULL
      * while the table holds none (no lock needed). lib_forget: that
-     * instance was unloaded: empty the table. lib_fill: fill the table's
+     * instance was unloaded: empty the table, or, given next (a dlopen
+     * handle of the instance the program loaded since), set each entry to
+     * next's, never leaving one empty between (the shims read the table
+     * without the lock). lib_fill: fill the table's
      * empty entries from a dlopen handle. Both with safepin's lock held. */
     void *(*lib_fn)(void);
-    void (*lib_forget)(void);
+    void (*lib_forget)(void *next);
     void (*lib_fill)(void *handle);
     /* 1 once the face has its runtime's register function: the process
      * has a runtime to protect (its exit report, the free-not-hooked

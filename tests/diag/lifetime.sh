@@ -96,6 +96,24 @@ for pers in current legacy; do
     if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | grep -v 'options:' | head -20 | sed 's/^/# /'; fi
 done
 
+# The same, the new instance loaded where the old one was (no range held):
+# its link map and load address are the old one's, and only the loader's
+# counts of loads and unloads tell that the old instance is gone, its
+# streams with it.
+for pers in current legacy; do
+    name="dlclose and reload at the same address, the reaper slow to see it unloaded [safepin strict, $pers]"
+    why=
+    for i in 1 2 3; do
+        SAFEPIN_TEST_FAIL=unload:1+ run "$pers" "$LIB" "" "$RELOAD" same
+        why=$(why_bad)
+        [ -n "$why" ] && break
+    done
+    if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | grep -v 'options:' | head -20 | sed 's/^/# /'; fi
+    run "$pers" "" "" "$RELOAD" same
+    why=$(why_bad)
+    if [ -z "$why" ]; then ok "dlclose and reload at the same address [no safepin, $pers]"; else nok "dlclose and reload at the same address [no safepin, $pers]" "$why"; fi
+done
+
 # dlclose of a runtime loaded with dlmopen into a namespace of its own,
 # releases pending (tests/reach/dlmopen_close.c).
 NSCLOSE=$BUILD/tests/reach/dlmopen_close

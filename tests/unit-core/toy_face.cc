@@ -51,10 +51,10 @@ void toy_forget() { forgets++; }
 std::atomic<void *> toy_rt_fn{nullptr};
 std::atomic<int> lib_forgets{0}, lib_fills{0};
 void *toy_lib_fn() { return toy_rt_fn.load(); }
-void toy_lib_forget()
+void toy_lib_forget(void *next)
 {
     lib_forgets++;
-    toy_rt_fn = nullptr;
+    toy_rt_fn = next ? dlsym(next, "toyRtRegister") : nullptr;
 }
 void toy_lib_fill(void *h)
 {
