@@ -118,6 +118,7 @@ RELOAD_LIBS := $(B)/tests/diag/plugin/libreload_a.so $(B)/tests/diag/plugin/libr
 REACH_SRC  := $(wildcard tests/reach/*.c)
 REACH_BIN  := $(patsubst tests/reach/%.c,$(B)/tests/reach/%,$(REACH_SRC))
 DLVSYM_NEXT := $(B)/tests/reach/libdlvsym_next.so $(B)/tests/reach/libdlvsym_next_dl.so
+CTOR_PLUGIN := $(B)/tests/reach/libctor_plugin.so
 ALLOC_SRC  := $(wildcard tests/allocators/*.c)
 ALLOC_BIN  := $(patsubst tests/allocators/%.c,$(B)/tests/allocators/%,$(ALLOC_SRC))
 BADIN_BIN  := $(B)/tests/badinput/badinput
@@ -149,7 +150,7 @@ BENCH_BIN  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC)) $(B)/bench/libfloo
 REAL_HIP  := -L/usr/lib/x86_64-linux-gnu -lamdhip64 -ldl
 
 .PHONY: all deps test demo bench install deb wheel clean san-builds san-all
-all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(RELOAD_LIBS) $(REACH_BIN) $(DLVSYM_NEXT) $(ALLOC_BIN) $(BADIN_BIN) $(STACK_BIN) $(UNIT_BIN) $(UCORE_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
+all: $(LIB) $(SIM_LIB) $(SIM_LIB6) $(SIM_LIB7) $(SONAME_BIN) $(SC_LIB) $(SC_VLIB) $(SCT_BIN) $(LCUDA_BIN) $(RCUDA_BIN) $(UCUDA_BIN) $(LEGACY_BIN) $(SANITY_BIN) $(DIAG_BIN) $(SUPP_BIN) $(RELOAD_LIBS) $(REACH_BIN) $(DLVSYM_NEXT) $(CTOR_PLUGIN) $(ALLOC_BIN) $(BADIN_BIN) $(STACK_BIN) $(UNIT_BIN) $(UCORE_BIN) $(SIMT_BIN) $(BENCH_BIN) $(MODEL_BIN)
 
 deps:
 	@scripts/install-deps
@@ -423,6 +424,12 @@ $(B)/tests/allocators/no_runtime: tests/allocators/no_runtime.c $(B)/tests/alloc
 $(B)/tests/reach/%: tests/reach/%.c tests/reach/reach_hip.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -ldl
+
+# loader_locks: plugins' constructors call back into it (exported).
+$(B)/tests/reach/loader_locks: LDFLAGS += -rdynamic -lpthread
+$(B)/tests/reach/libctor_plugin.so: tests/reach/lib/ctor_plugin.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS)
 
 # The library whose dlvsym(RTLD_NEXT) the dlvsym reach programs call:
 # linked (libdlvsym_next.so), and a copy they dlopen (libdlvsym_next_dl.so).

@@ -8,8 +8,8 @@
  */
 #include "cuda_hooks.h"
 #include "cuda_real.h"
+#include "backend.h"
 #include "face.h"
-#include "lock.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -22,7 +22,7 @@
  * reference is dropped as it asked. 1 if handle is that driver. */
 static int keep_cuda_driver(void *handle)
 {
-    static void *keep; /* guarded by sp_lock */
+    static void *keep; /* set once, atomically */
     void *fn = (void *)sp_cu.cuMemHostUnregister;
     struct link_map *hm = NULL, *cm = NULL;
     Dl_info di;
@@ -34,10 +34,13 @@ static int keep_cuda_driver(void *handle)
     Lmid_t ns = LM_ID_BASE; /* a driver dlmopen()ed: the reference in its namespace */
     if (dlinfo(handle, RTLD_DI_LMID, &ns) != 0)
         ns = LM_ID_BASE;
-    sp_lock();
-    if (!keep)
-        keep = dlmopen(ns, cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
-    sp_unlock();
+    /* Taken outside safepin's lock (the loader's is taken); one is kept. */
+    void *ref = __atomic_load_n(&keep, __ATOMIC_ACQUIRE) ? NULL
+                                                          : dlmopen(ns, cm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    void *none = NULL;
+    static void *real_dlclose;
+    if (ref && !__atomic_compare_exchange_n(&keep, &none, ref, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ((int (*)(void *))sp_glibc_fn(&real_dlclose, "dlclose"))(ref); /* another's is kept */
     (void)dlerror();
     return 1;
 }

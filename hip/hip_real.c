@@ -68,14 +68,16 @@ void sp_hip_forget(void *next)
         __atomic_store_n(slot_of(i), real ? real(next, table[i].name) : NULL, __ATOMIC_RELEASE);
 }
 
+static void offer_slot(void **slot, void *fn);
+
 void sp_hip_fill_from(void *handle)
 {
     dlsym_fn real = sp_real_dlsym();
     if (!real)
         return;
     for (size_t i = 0; i < NTABLE; i++)
-        if (!*slot_of(i))
-            *slot_of(i) = real(handle, table[i].name);
+        if (!__atomic_load_n(slot_of(i), __ATOMIC_ACQUIRE))
+            offer_slot(slot_of(i), real(handle, table[i].name));
 }
 
 void sp_hip_fill_one(const char *name, void *fn)

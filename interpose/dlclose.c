@@ -12,6 +12,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static struct link_map *lib_map(const sp_face *face, void **fnp)
 typedef struct instance {
     const sp_face *face;
     int slot; /* the face's index (sp_faces) */
-    char name[PATH_MAX];
+    char *name; /* malloc()ed (sp_mem_alloc: a program's small stack has no room for a path) */
     struct link_map *lm;
     uintptr_t addr;
     void *fn; /* a function of it: where to look whether it is still loaded */
@@ -119,13 +120,25 @@ static int slot_of(const sp_face *face)
     return -1;
 }
 
-/* Lock held: the face's library is gone; forget it, its streams, events
- * (the table: the entries of next, a new instance, where there is one). */
-static void forget_locked(const sp_face *face, int slot, void *next)
+/* The face's library is gone: forget it, its streams and events, unless
+ * the table forgot the instance of generation gen already; the table gets
+ * the entries of next, a new instance, where there is one. The table is
+ * changed outside safepin's lock: the face's look-ups in next take the
+ * loader's lock, which a thread in a library's constructor holds while it
+ * may wait for safepin's (a look-up of its own). 1 if it forgot. */
+static int forget_gen(const sp_face *face, int slot, unsigned long gen, void *next)
 {
-    face->lib_forget(next);
-    sp_reaper_runtime_gone();
-    forgets[slot]++;
+    int forgot = 0;
+    sp_lock();
+    if (gen == forgets[slot]) {
+        sp_reaper_runtime_gone();
+        forgets[slot]++;
+        forgot = 1;
+    }
+    sp_unlock();
+    if (forgot)
+        face->lib_forget(next);
+    return forgot;
 }
 
 static void note_instance(instance *in, const sp_face *face, int slot, struct link_map *lm, void *fn,
@@ -133,7 +146,10 @@ static void note_instance(instance *in, const sp_face *face, int slot, struct li
 {
     in->face = face;
     in->slot = slot;
-    snprintf(in->name, sizeof(in->name), "%s", lm->l_name);
+    size_t len = strlen(lm->l_name) + 1;
+    in->name = sp_mem_alloc(len);
+    if (in->name)
+        memcpy(in->name, lm->l_name, len);
     in->lm = lm;
     in->addr = lm->l_addr;
     in->fn = fn;
@@ -164,17 +180,17 @@ static void forget_if_unloaded(const instance *in)
      * address with its link map where the old one's was (the program saw
      * the library gone and loaded it again): the same instance only if
      * nothing was unloaded or nothing loaded since the dlclose began. */
-    if (dladdr1(in->fn, &di, (void **)&now, RTLD_DL_LINKMAP) && now == in->lm &&
-        now->l_addr == in->addr && (c.subs == in->subs || c.adds == in->adds))
+    int there = dladdr1(in->fn, &di, (void **)&now, RTLD_DL_LINKMAP) && now == in->lm &&
+                now->l_addr == in->addr;
+    if (there && (c.subs == in->subs || c.adds == in->adds))
         return; /* still loaded (another reference) */
-    void *h = in->ns == LM_ID_BASE ? dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-    int forgot = 0;
-    sp_lock();
-    if (in->gen == forgets[in->slot]) {
-        forget_locked(in->face, in->slot, h);
-        forgot = 1;
-    }
-    sp_unlock();
+    /* Both counts moved: other threads' loads, or a reload. In a namespace
+     * of its own no new instance is looked for (see above): the one there,
+     * at the same address, is kept as the table's. */
+    if (there && in->ns != LM_ID_BASE)
+        return;
+    void *h = in->ns == LM_ID_BASE && in->name ? dlopen(in->name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    int forgot = forget_gen(in->face, in->slot, in->gen, h);
     if (h)
         real_dlclose()(h);
     (void)dlerror(); /* the program's dlerror() answers for its own calls only */
@@ -194,14 +210,7 @@ void sp_face_lib_check(const sp_face *face)
     Dl_info di;
     if (!fn || dladdr(fn, &di))
         return; /* none, or still loaded (dladdr and dlclose exclude each other) */
-    int forgot = 0;
-    sp_lock();
-    if (gen == forgets[slot]) {
-        forget_locked(face, slot, NULL);
-        forgot = 1;
-    }
-    sp_unlock();
-    if (forgot)
+    if (forget_gen(face, slot, gen, NULL))
         sp_log(SP_LOG_DEBUG, "debug", "the %s runtime was unloaded (found at a look-up)", face->name);
 }
 
@@ -228,6 +237,75 @@ void sp_unload_fork_end(void)
     if (unload_fork_held)
         pthread_mutex_unlock(&unload_mu);
     unload_fork_held = 0;
+}
+
+/* ---- the code an unload takes away ----------------------------------------
+ * The executable segments of every object loaded just before the reaper's
+ * dlclose of a library it held; those no longer loaded after it are told
+ * to the fork's wrapped handlers (sp_fork_code_gone): the library and the
+ * dependencies that went with it. Only the reaper thread uses these. */
+#define SNAP_MAX 1024
+
+typedef struct code_span {
+    uintptr_t lo, hi;
+    int seen;
+} code_span;
+
+static code_span snap[SNAP_MAX];
+static int n_snap;
+
+static int span_of(const struct dl_phdr_info *info, code_span *out)
+{
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int k = 0; k < info->dlpi_phnum; k++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    out->lo = lo;
+    out->hi = hi;
+    out->seen = 0;
+    return hi > lo;
+}
+
+static int snap_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (n_snap < SNAP_MAX && span_of(info, &snap[n_snap]))
+        n_snap++;
+    return 0;
+}
+
+static int mark_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    code_span c;
+    if (span_of(info, &c))
+        for (int i = 0; i < n_snap; i++)
+            if (snap[i].lo == c.lo && snap[i].hi == c.hi)
+                snap[i].seen = 1;
+    return 0;
+}
+
+static void snap_code(void)
+{
+    n_snap = 0;
+    dl_iterate_phdr(snap_one, NULL);
+}
+
+static void tell_code_gone(void)
+{
+    dl_iterate_phdr(mark_one, NULL);
+    for (int i = 0; i < n_snap; i++)
+        if (!snap[i].seen)
+            sp_fork_code_gone(snap[i].lo, snap[i].hi);
 }
 
 /* safepin's own reference to each face's library while it has work for
@@ -264,11 +342,15 @@ static void drop_hold(void)
         if (!h)
             break;
         note_counts(&in);
+        snap_code();
         real_dlclose()(h);
+        tell_code_gone();
         if (sp_test_fail(SP_TF_UNLOAD))
             usleep(200 * 1000); /* tests: the program sees the runtime gone first */
         sp_stack_forget();
         forget_if_unloaded(&in);
+        sp_mem_free(in.name);
+        in.name = NULL;
     }
     pthread_mutex_unlock(&unload_mu);
 }
@@ -336,18 +418,29 @@ static int close_lib(void *handle, const sp_face *face, int slot, struct link_ma
     note_instance(&in, face, slot, rm, fn, handle);
     sp_lock();
     in.gen = forgets[slot];
-    if (!hold[slot] && sp_reaper_busy()) {
-        hold[slot] = dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD);
-        if (hold[slot]) {
-            held[slot] = in;
-            sp_reaper_when_idle(drop_hold);
-        }
+    int want = !hold[slot] && sp_reaper_busy() && in.name;
+    sp_unlock();
+    /* The reference is taken outside the lock (the loader's is taken), and
+     * kept if it is still wanted. */
+    void *ref = want ? dlmopen(in.ns, in.name, RTLD_LAZY | RTLD_NOLOAD) : NULL, *extra = ref;
+    int owned = 0;
+    sp_lock();
+    if (ref && !hold[slot] && sp_reaper_busy()) {
+        hold[slot] = ref;
+        held[slot] = in; /* with its name */
+        owned = 1;
+        extra = NULL;
+        sp_reaper_when_idle(drop_hold);
     }
     int holding = hold[slot] != NULL;
     sp_unlock();
+    if (extra)
+        real_dlclose()(extra);
     note_counts(&in);
     int rc = real_dlclose()(handle);
     if (rc == 0 && !holding)
         forget_if_unloaded(&in);
+    if (!owned)
+        sp_mem_free(in.name);
     return rc;
 }

@@ -40,9 +40,9 @@
 #include "forkwatch.h"
 #include "ownstack.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <unistd.h>
 
 /* This thread's fork: the prepare handler took the lock (fork_locked); the
@@ -164,16 +164,58 @@ typedef int (*register_fn)(void (*)(void), void (*)(void), void (*)(void), void 
 static void (*wrapped[SP_ATFORK_WRAPS])(void);
 static int n_wrapped;
 
+/* ---- code safepin's reaper unloaded ----------------------------------------
+ * glibc runs prepare handlers without its atfork lock: the handler it picked
+ * may lose its library before it is called. Where the program unloads it,
+ * that is the program's own race, the same bare. Where safepin's reaper
+ * unloads a runtime it held (dlclose.c), between glibc's pick and the first
+ * handler's wait for the unload (sp_unload_fork_begin), the race is
+ * safepin's: the reaper notes here the code that its unload took away
+ * (sp_fork_code_gone, under the unload lock), and a wrapped handler that
+ * lies in code gone since it was registered is not called (glibc has
+ * dropped its registration by then). Nothing else is asked: no look-up of
+ * the handler (dladdr needs the loader's lock, which another thread's
+ * dlopen may hold while it waits for this fork's thread; and code in no
+ * object, a JIT's or a ctypes callback, is a handler too). Each
+ * registration and each unload takes the next number of one sequence. */
+#define SP_GONE_MAX 64
+
+static unsigned long atfork_seq;
+static unsigned long wrapped_seq[SP_ATFORK_WRAPS];
+static struct {
+    uintptr_t lo, hi;
+    unsigned long seq;
+} gone[SP_GONE_MAX];
+static unsigned n_gone;
+
+void sp_fork_code_gone(uintptr_t lo, uintptr_t hi)
+{
+    unsigned i = __atomic_fetch_add(&n_gone, 1, __ATOMIC_RELAXED) % SP_GONE_MAX;
+    __atomic_store_n(&gone[i].seq, 0, __ATOMIC_RELEASE); /* void while it changes */
+    __atomic_store_n(&gone[i].lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&gone[i].hi, hi, __ATOMIC_RELAXED);
+    __atomic_store_n(&gone[i].seq, __atomic_add_fetch(&atfork_seq, 1, __ATOMIC_ACQ_REL),
+                     __ATOMIC_RELEASE);
+}
+
+/* The handler lies in code unloaded by safepin after it was registered. */
+static int gone_since(void (*handler)(void), unsigned long registered)
+{
+    uintptr_t pc = (uintptr_t)handler;
+    for (unsigned i = 0; i < SP_GONE_MAX; i++) {
+        unsigned long seq = __atomic_load_n(&gone[i].seq, __ATOMIC_ACQUIRE);
+        if (seq > registered && pc >= __atomic_load_n(&gone[i].lo, __ATOMIC_RELAXED) &&
+            pc < __atomic_load_n(&gone[i].hi, __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+
 static void run_wrapped(int i)
 {
     fork_begin();
     void (*handler)(void) = __atomic_load_n(&wrapped[i], __ATOMIC_ACQUIRE);
-    /* glibc runs prepare handlers without its atfork lock: the library of
-     * this one may have been unloaded since glibc picked it (by safepin's
-     * reaper before the fork kept it off, or by another thread of the
-     * program). Its handlers are gone then; this one is not called. */
-    Dl_info di;
-    if (!dladdr((void *)handler, &di))
+    if (gone_since(handler, __atomic_load_n(&wrapped_seq[i], __ATOMIC_ACQUIRE)))
         return;
     uint64_t before = sp_reaper_submitted();
     handler();
@@ -209,6 +251,8 @@ sp_register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(vo
     if (prepare) {
         int i = __atomic_fetch_add(&n_wrapped, 1, __ATOMIC_RELAXED);
         if (i < SP_ATFORK_WRAPS) {
+            __atomic_store_n(&wrapped_seq[i], __atomic_add_fetch(&atfork_seq, 1, __ATOMIC_ACQ_REL),
+                             __ATOMIC_RELEASE);
             __atomic_store_n(&wrapped[i], prepare, __ATOMIC_RELEASE);
             prepare = wrappers[i];
         }

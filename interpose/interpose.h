@@ -55,6 +55,10 @@ void sp_backend_fork_child(void);
  * (sp_backend_fork_child). */
 void sp_unload_fork_begin(void);
 void sp_unload_fork_end(void);
+/* The reaper's unload took the code at [lo, hi) away (under the unload
+ * lock): a fork's wrapped prepare handler registered before and lying
+ * there is not called (fork.c). */
+void sp_fork_code_gone(uintptr_t lo, uintptr_t hi);
 
 /* The exit drain, from an atexit handler registered once a runtime is in
  * use (cuda/): it then runs before the exit handlers the runtime registered

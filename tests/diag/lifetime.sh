@@ -2,8 +2,10 @@
 # tests/diag/lifetime.sh - how threads and runs end (G9): exit from a host
 # function or with a capture open, the exit drain before the runtime's own
 # teardown, dlclose of the runtime with a reload, a thread cancelled while
-# it waits in safepin. Each program runs without safepin and with it
-# (strict mode), in both personalities. TAP lines; run by tests/diag/run.sh.
+# it waits in safepin, threads that meet safepin inside the loader or a
+# fork's prepare handlers. Each program runs without safepin and with it
+# (strict mode), in both personalities unless said. TAP lines; run by
+# tests/diag/run.sh.
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 LIB=$BUILD/libsafepin.so
@@ -148,6 +150,25 @@ for pers in current legacy; do
     for pre in "" "$LIB"; do
         name="cancelled while waiting for a release [$([ -n "$pre" ] && echo "safepin strict, unregister=async" || echo "no safepin"), $pers]"
         run "$pers" "$pre" "unregister=async" "$CANCEL"
+        why=$(why_bad)
+        if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | head -20 | sed 's/^/# /'; fi
+    done
+done
+
+# Threads that meet safepin's hooks inside the loader (a library's
+# constructor holds the loader's lock) or in a fork's prepare handlers, and
+# a small stack that closes the runtime with a release pending
+# (tests/reach/loader_locks.c): safepin never holds its lock while it waits
+# for the loader's, never needs the loader's in a fork, runs a prepare
+# handler wherever its code lies, keeps a runtime dlmopen()ed into its own
+# namespace while other threads load and unload, and closes the runtime in
+# little stack.
+LOCKS=$BUILD/tests/reach/loader_locks
+PLUGIN=$BUILD/tests/reach/libctor_plugin.so
+for mode in jit fork_ctor dlsym_ctor ns_churn small_stack; do
+    for pre in "" "$LIB"; do
+        name="loader and fork: $mode [$([ -n "$pre" ] && echo "safepin strict" || echo "no safepin"), current]"
+        run current "$pre" "" "$LOCKS" "$mode" "$PLUGIN"
         why=$(why_bad)
         if [ -z "$why" ]; then ok "$name"; else nok "$name" "$why"; echo "$OUT" | head -20 | sed 's/^/# /'; fi
     done
