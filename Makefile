@@ -419,6 +419,13 @@ $(B)/tests/allocators/libstub_hip.so: tests/allocators/lib/stub_hip.c
 $(B)/tests/allocators/no_runtime: tests/allocators/no_runtime.c $(B)/tests/allocators/libstub_hip.so
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(B)/tests/allocators -lstub_hip -Wl,-rpath,'$$ORIGIN'
+# A three-function mock of HIP, which mock_runtime links.
+$(B)/tests/allocators/libmock_hip.so: tests/allocators/lib/mock_hip.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -shared $< -o $@ -Wl,-soname,libmock_hip.so $(LDFLAGS)
+$(B)/tests/allocators/mock_runtime: tests/allocators/mock_runtime.c $(B)/tests/allocators/libmock_hip.so
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) -L$(B)/tests/allocators -lmock_hip -Wl,-rpath,'$$ORIGIN'
 
 # Not linked with the runtime: they dlopen it, as Python ctypes does.
 $(B)/tests/reach/%: tests/reach/%.c tests/reach/reach_hip.h

@@ -47,8 +47,12 @@ void sp_hip_resolve(void)
             }
         }
     }
-    if (missing_req && found_req)
-        sp_log(SP_LOG_WARN, "runtime-error", "HIP runtime lacks required functions:%s", missing);
+    static int said; /* once: a missing entry is looked up again at each use */
+    if (missing_req && found_req && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        sp_log(SP_LOG_WARN, "runtime-incomplete",
+               "the HIP library found lacks functions safepin needs (a stub or a mock?):%s; its "
+               "releases are not ordered after device work",
+               missing);
     else if (missing_req)
         sp_log(SP_LOG_DEBUG, "debug", "no HIP runtime loaded (yet): HIP hooks pass through");
 }

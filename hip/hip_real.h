@@ -46,7 +46,8 @@ void sp_hip_resolve(void);
  * instance they belong to, or NULL; forget them all (that instance was
  * unloaded), or set each to next's (a dlopen handle of the instance loaded
  * since; no entry is empty between); fill the empty ones from a dlopen
- * handle (a runtime loaded RTLD_LOCAL). Lock held for the last two. */
+ * handle (a runtime loaded RTLD_LOCAL), each entry set atomically from
+ * empty. No lock for the last two: they take the loader's. */
 void *sp_hip_any_fn(void);
 void sp_hip_forget(void *next);
 void sp_hip_fill_from(void *handle);

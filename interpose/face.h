@@ -60,7 +60,9 @@ typedef struct sp_face {
      * handle of the instance the program loaded since), set each entry to
      * next's, never leaving one empty between (the shims read the table
      * without the lock). lib_fill: fill the table's
-     * empty entries from a dlopen handle. Both with safepin's lock held. */
+     * empty entries from a dlopen handle. Both without safepin's lock
+     * (they look names up: the loader's lock, which a library's
+     * constructor holds while it may wait for safepin's). */
     void *(*lib_fn)(void);
     void (*lib_forget)(void *next);
     void (*lib_fill)(void *handle);

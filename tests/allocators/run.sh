@@ -14,12 +14,16 @@
 #   nothing: stale_free shows the hazard it then cannot prevent; but in a
 #   process with no runtime to protect (no_runtime: a library exporting one
 #   HIP name, no register function) it says nothing, as bare.
+# And a unit test linked with a mock of three HIP functions (mock_runtime)
+# exits in strict mode as bare: the mock is said to be incomplete, no
+# violation.
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 LIB=$BUILD/libsafepin.so
 SIM=$BUILD/simhip
 WHICH=$BUILD/tests/allocators/which_malloc
 FAILED=0
+T_ERR=$(mktemp)
 ok() { echo "ok - $1"; }
 nok() { echo "not ok - $1: $2"; FAILED=1; }
 
@@ -81,4 +85,18 @@ for entry in $ALLOCATORS; do
     fi
     rm -f "$log"
 done
+
+# A unit test linked with a mock of three HIP functions: in strict mode its
+# exit status and output are bare's; safepin says runtime-incomplete, a
+# notice, and no violation.
+M=$BUILD/tests/allocators/mock_runtime
+bare=$(timeout 60 "$M" 2>/dev/null; echo "rc=$?")
+under=$(LD_PRELOAD=$LIB SAFEPIN_OPTIONS=strict=1 timeout 60 "$M" 2>"$T_ERR"; echo "rc=$?")
+if [ "$bare" = "$under" ] && [ "$bare" = "$(printf 'register 0 unregister 0 free 0 calls 3\nrc=0')" ] &&
+    grep -q "safepin: runtime-incomplete: " "$T_ERR" && ! grep -q "runtime-error" "$T_ERR"; then
+    ok "a mock of three HIP functions, strict: exit and output as bare, runtime-incomplete said"
+else
+    nok "a mock of three HIP functions, strict: exit and output as bare" "bare: $(echo $bare) | safepin: $(echo $under) $(head -c 300 "$T_ERR")"
+fi
+rm -f "$T_ERR"
 exit $FAILED
