@@ -38,17 +38,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-        if (a < lo)
-            lo = a;
-        if (a + ph->p_memsz > hi)
-            hi = a + ph->p_memsz;
-    }
+    uintptr_t lo, hi;
+    sp_phdr_span(info, 0, &lo, &hi);
     uintptr_t me = (uintptr_t)&sp_diag_init;
     if (me >= lo && me < hi) {
         sp_diag_self_lo = lo;

@@ -256,21 +256,8 @@ static int n_snap;
 
 static int span_of(const struct dl_phdr_info *info, code_span *out)
 {
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    for (int k = 0; k < info->dlpi_phnum; k++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-        if (a < lo)
-            lo = a;
-        if (a + ph->p_memsz > hi)
-            hi = a + ph->p_memsz;
-    }
-    out->lo = lo;
-    out->hi = hi;
     out->seen = 0;
-    return hi > lo;
+    return sp_phdr_span(info, PF_X, &out->lo, &out->hi);
 }
 
 static int snap_one(struct dl_phdr_info *info, size_t size, void *arg)

@@ -7,6 +7,7 @@
  */
 #include "util.h"
 
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -137,4 +138,22 @@ int sp_libc_munmap(void *addr, size_t len)
 {
     int (*f)(void *, size_t) = __atomic_load_n(&libc_munmap, __ATOMIC_ACQUIRE);
     return f ? f(addr, len) : (int)syscall(SYS_munmap, addr, len);
+}
+
+int sp_phdr_span(const struct dl_phdr_info *info, unsigned flags, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t l = UINTPTR_MAX, h = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & flags) != flags)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < l)
+            l = a;
+        if (a + ph->p_memsz > h)
+            h = a + ph->p_memsz;
+    }
+    *lo = l;
+    *hi = h;
+    return h > l;
 }

@@ -1,6 +1,7 @@
 /*
  * util.h - the small utilities every folder may use: allocation that
- * bypasses safepin's own free hook, and the monotonic clock.
+ * bypasses safepin's own free hook, the monotonic clock, and the address
+ * span of a loaded object.
  *
  * Dependencies: libc only. Callers: every other folder.
  */
@@ -65,6 +66,12 @@ void sp_libc_free(void *p);
 int sp_libc_munmap(void *addr, size_t len);
 
 extern __thread int sp_tls_in_hostfn __attribute__((tls_model("initial-exec")));
+
+/* The span [*lo, *hi) of an object's loadable segments (dl_iterate_phdr's
+ * info) whose flags include all of flags (0: every segment, PF_X: its
+ * code); 0 if it has none. */
+struct dl_phdr_info;
+int sp_phdr_span(const struct dl_phdr_info *info, unsigned flags, uintptr_t *lo, uintptr_t *hi);
 
 #ifdef __cplusplus
 }
