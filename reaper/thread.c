@@ -205,8 +205,6 @@ static int idle_wait(int inline_mode)
             sp_lock();
             sp_rp.idle_running = 0;
             sp_lock_broadcast();
-            while (sp_rp.inline_running) /* a waiter's turn (sp_reaper_wait_progress) */
-                sp_lock_wait();
             continue;
         }
         uint64_t grace = sp_reaper_grace_next_ns();

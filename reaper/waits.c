@@ -41,11 +41,7 @@ static void kick_locked(void)
 
 /* Lock held. Wait for the reaper to make progress. Without a reaper thread
  * (it could not be started: out of threads), starting it is tried again,
- * and failing that the waiter does the reaper's work itself. So it does
- * while the reaper runs its idle call (the unload of a runtime it held,
- * whose dlclose waits for the loader's lock, which the waiter may hold:
- * a library's constructor that registers memory overlapping a pending
- * release); the reaper's loop resumes once the waiter's turn is over. */
+ * and failing that the waiter does the reaper's work itself. */
 void sp_reaper_wait_progress(void)
 {
     kick_locked();
@@ -55,12 +51,6 @@ void sp_reaper_wait_progress(void)
             sp_reaper_run_inline();
             return;
         }
-    }
-    if (sp_rp.started && sp_rp.idle_running && !sp_rp.inline_running && !sp_rp.stop &&
-        !sp_rp.abandoned) {
-        sp_reaper_run_inline();
-        sp_lock_timedwait_ns(sp_now_ns() + 1000000ull); /* device work left: not a busy loop */
-        return;
     }
     sp_lock_wait();
 }
@@ -128,19 +118,6 @@ static size_t drain_upto(long timeout_ms, int nowait, uint64_t upto, sp_drain_en
                 sp_lock_timedwait_ns(sp_now_ns() + 1000000ull);
                 continue;
             }
-        }
-        if (sp_rp.started && sp_rp.idle_running && !sp_rp.inline_running && !nowait &&
-            !sp_rp.abandoned) {
-            /* The reaper runs its idle call (an unload, which may wait for
-             * the loader's lock this thread holds): the work meanwhile is
-             * the drain's (sp_reaper_wait_progress). */
-            sp_reaper_run_inline();
-            if (sp_now_ns() >= deadline) {
-                end = SP_DRAIN_TIMEOUT;
-                break;
-            }
-            sp_lock_timedwait_ns(sp_now_ns() + 1000000ull);
-            continue;
         }
         if (nowait) {
             end = SP_DRAIN_HOST_FUNCTION;

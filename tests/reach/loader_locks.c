@@ -20,12 +20,6 @@
  *              handle stays open) while another thread loads and unloads
  *              an unrelated library; each round registers and unregisters
  *              through the first handle's functions.
- *   ctor_unload the runtime closed with a release pending (safepin holds
- *              it, and its reaper unloads it once the release is done,
- *              which waits for the loader's lock); a plugin's constructor
- *              then loads the runtime, registers, unregisters and
- *              registers a range overlapping that release (it waits for
- *              it), while the reaper's unload waits for this thread.
  *   small_stack a coroutine on a 7680-byte stack (makecontext) loads the
  *              runtime, registers, unregisters while another stream is
  *              busy (the release pending) and closes the runtime. Bare it
@@ -53,7 +47,6 @@ static const char *mode, *plugin;
 static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t in_ctor;
 static void *plugin_hip_free;
-static int ctor_ok;
 
 /* The plugin's constructor: the loader's lock is held here. */
 void loader_locks_ctor(void)
@@ -62,17 +55,6 @@ void loader_locks_ctor(void)
         sem_post(&in_ctor);
         pthread_mutex_lock(&app_lock);
         pthread_mutex_unlock(&app_lock);
-    } else if (strcmp(mode, "ctor_unload") == 0) {
-        usleep(50000); /* the reaper's unload is waiting for this thread */
-        void *h = dlopen(LIB, RTLD_NOW | RTLD_LOCAL);
-        hipError_t (*reg)(void *, size_t, unsigned) = h ? (hipError_t(*)(void *, size_t, unsigned))dlsym(h, "hipHostRegister") : NULL;
-        hipError_t (*unreg)(void *) = h ? (hipError_t(*)(void *))dlsym(h, "hipHostUnregister") : NULL;
-        char *b = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        ctor_ok = reg && unreg && b != MAP_FAILED && reg(b, 2 << 20, 0) == hipSuccess &&
-                  unreg(b) == hipSuccess && reg(b + 4096, 1 << 20, 0) == hipSuccess &&
-                  unreg(b + 4096) == hipSuccess;
-        if (h)
-            dlclose(h);
     } else if (strcmp(mode, "dlsym_ctor") == 0) {
         void *h = dlopen(LIB, RTLD_NOW | RTLD_LOCAL);
         plugin_hip_free = h ? dlsym(h, "hipFree") : NULL;
@@ -123,24 +105,6 @@ static void *load_plugin(void *arg)
 {
     (void)arg;
     return dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
-}
-
-static int ctor_unload(void)
-{
-    char *buf = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void *h = dlopen(LIB, RTLD_NOW | RTLD_LOCAL);
-    hipError_t (*reg)(void *, size_t, unsigned) = h ? (hipError_t(*)(void *, size_t, unsigned))dlsym(h, "hipHostRegister") : NULL;
-    hipError_t (*unreg)(void *) = h ? (hipError_t(*)(void *))dlsym(h, "hipHostUnregister") : NULL;
-    if (buf == MAP_FAILED || !reg || !unreg || reg(buf, 2 << 20, 0) != hipSuccess || unreg(buf) != hipSuccess)
-        return 2;
-    dlclose(h);
-    pthread_t t;
-    pthread_create(&t, NULL, load_plugin, NULL);
-    void *p;
-    pthread_join(t, &p);
-    if (p)
-        dlclose(p);
-    return !p || !ctor_ok;
 }
 
 static int fork_ctor(void)
@@ -308,7 +272,6 @@ int main(int argc, char **argv)
              : strcmp(mode, "dlsym_ctor") == 0 ? dlsym_ctor()
              : strcmp(mode, "ns_churn") == 0   ? ns_churn()
              : strcmp(mode, "small_stack") == 0 ? small_stack()
-             : strcmp(mode, "ctor_unload") == 0 ? ctor_unload()
                                                : 2;
     if (rc == 0)
         printf("OK\n");
